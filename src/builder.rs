@@ -1,0 +1,234 @@
+//! [`Builder`]: validated configuration for a [`Timer`].
+
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+
+use crate::error::BuildError;
+use crate::timer::{Config, Timer};
+
+/// Configures and builds a [`Timer`], from [`Timer::builder`].
+///
+/// | setting | default | limits |
+/// |---|---|---|
+/// | [`tick`](Builder::tick) | 10 ms | at least 1 ms |
+/// | [`slots`](Builder::slots) | 512 | 1 ..= 65,536, rounded up to a power of two |
+/// | [`max_pending`](Builder::max_pending) | unbounded | at least 1 |
+/// | [`runtime`](Builder::runtime) | the current runtime | its time driver must be enabled |
+///
+/// Bad settings make [`build`](Builder::build) return a [`BuildError`]; no
+/// setter panics.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::builder()
+///     .tick(Duration::from_millis(5))
+///     .slots(1000) // becomes 1024
+///     .max_pending(100_000)
+///     .build()
+///     .expect("valid settings");
+/// assert_eq!(timer.slots(), 1024);
+/// assert_eq!(timer.tick(), Duration::from_millis(5));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    tick: Duration,
+    slots: usize,
+    max_pending: Option<usize>,
+    runtime: Option<Handle>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+impl Builder {
+    /// The shortest tick allowed.
+    pub const MIN_TICK: Duration = Duration::from_millis(1);
+    /// The default tick.
+    pub const DEFAULT_TICK: Duration = Duration::from_millis(10);
+    /// The default number of slots.
+    pub const DEFAULT_SLOTS: usize = 512;
+    /// The largest number of slots allowed. A bigger wheel buys nothing here:
+    /// timers beyond one revolution wait in an overflow level that costs no
+    /// work per revolution.
+    pub const MAX_SLOTS: usize = 1 << 16;
+
+    /// A builder with every setting at its default.
+    pub fn new() -> Self {
+        Builder {
+            tick: Self::DEFAULT_TICK,
+            slots: Self::DEFAULT_SLOTS,
+            max_pending: None,
+            runtime: None,
+        }
+    }
+
+    /// The length of one tick, the wheel's resolution (default 10 ms).
+    ///
+    /// Deadlines round up to the next tick boundary, so a timer fires up to
+    /// one tick after its deadline (never before). Shorter ticks are more
+    /// precise and cost more driver wake-ups when timers are dense; the driver
+    /// skips empty ticks either way. Below [`MIN_TICK`](Self::MIN_TICK),
+    /// `build` fails.
+    pub fn tick(mut self, tick: Duration) -> Self {
+        self.tick = tick;
+        self
+    }
+
+    /// The number of buckets in one revolution (default 512), rounded up to a
+    /// power of two. Zero or more than [`MAX_SLOTS`](Self::MAX_SLOTS) makes
+    /// `build` fail.
+    pub fn slots(mut self, slots: usize) -> Self {
+        self.slots = slots;
+        self
+    }
+
+    /// Bounds the number of live sleeps and timeouts (created and not yet
+    /// dropped) the timer allows, so a flood of work cannot grow its memory
+    /// without limit (default: unbounded).
+    ///
+    /// At the limit, `try_*` methods return [`Error::is_at_capacity`] and the
+    /// plain ones panic, as `Vec::push` does where `try_reserve` would fail.
+    /// Each live sleep holds one unit of the budget from creation to drop.
+    ///
+    /// [`Error::is_at_capacity`]: crate::Error::is_at_capacity
+    pub fn max_pending(mut self, max: usize) -> Self {
+        self.max_pending = Some(max);
+        self
+    }
+
+    /// The runtime that hosts the driver task (default: the runtime `build`
+    /// is called in). Its time driver must be enabled (`enable_time` or
+    /// `enable_all`); if it is not, the driver stops at once and the timer
+    /// behaves as shut down.
+    pub fn runtime(mut self, handle: Handle) -> Self {
+        self.runtime = Some(handle);
+        self
+    }
+
+    /// Validates the settings and starts the timer's driver.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the first bad setting, or
+    /// [`BuildError::NoRuntime`] if no runtime was given and this is not
+    /// called inside one.
+    pub fn build(self) -> Result<Timer, BuildError> {
+        let config = self.validate()?;
+        let handle = match self.runtime {
+            Some(handle) => handle,
+            None => Handle::try_current().map_err(|_| BuildError::NoRuntime)?,
+        };
+        Ok(Timer::start(config, &handle))
+    }
+
+    fn validate(&self) -> Result<Config, BuildError> {
+        if self.tick < Self::MIN_TICK {
+            return Err(BuildError::TickTooShort { tick: self.tick });
+        }
+        if self.slots == 0 {
+            return Err(BuildError::ZeroSlots);
+        }
+        if self.slots > Self::MAX_SLOTS {
+            return Err(BuildError::TooManySlots { slots: self.slots });
+        }
+        let slots = self.slots.next_power_of_two();
+        let span_overflow = BuildError::SpanOverflow {
+            tick: self.tick,
+            slots,
+        };
+        let tick_ns = u64::try_from(self.tick.as_nanos()).map_err(|_| span_overflow.clone())?;
+        match tick_ns.checked_mul(slots as u64) {
+            Some(span) if span <= i64::MAX as u64 => {}
+            _ => return Err(span_overflow),
+        }
+        if self.max_pending == Some(0) {
+            return Err(BuildError::ZeroMaxPending);
+        }
+        Ok(Config {
+            tick_ns,
+            slots,
+            max_pending: self.max_pending,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_limit_is_an_error_not_a_panic() {
+        let b = Builder::new;
+        assert_eq!(
+            b().tick(Duration::from_micros(999)).validate().unwrap_err(),
+            BuildError::TickTooShort {
+                tick: Duration::from_micros(999)
+            }
+        );
+        assert!(b().tick(Duration::ZERO).validate().is_err());
+        assert_eq!(b().slots(0).validate().unwrap_err(), BuildError::ZeroSlots);
+        assert_eq!(
+            b().slots(Builder::MAX_SLOTS + 1).validate().unwrap_err(),
+            BuildError::TooManySlots {
+                slots: Builder::MAX_SLOTS + 1
+            }
+        );
+        assert!(matches!(
+            b().tick(Duration::MAX).validate().unwrap_err(),
+            BuildError::SpanOverflow { .. }
+        ));
+        // 2^63 ns / 65536 slots is about 39 hours per tick: one more overflows.
+        let max_tick = Duration::from_nanos(i64::MAX as u64 / Builder::MAX_SLOTS as u64);
+        assert!(b()
+            .tick(max_tick)
+            .slots(Builder::MAX_SLOTS)
+            .validate()
+            .is_ok());
+        assert!(matches!(
+            b().tick(max_tick + Duration::from_secs(1))
+                .slots(Builder::MAX_SLOTS)
+                .validate()
+                .unwrap_err(),
+            BuildError::SpanOverflow { .. }
+        ));
+        assert_eq!(
+            b().max_pending(0).validate().unwrap_err(),
+            BuildError::ZeroMaxPending
+        );
+    }
+
+    #[test]
+    fn limits_themselves_are_accepted_and_slots_round_up() {
+        let c = Builder::new()
+            .tick(Builder::MIN_TICK)
+            .slots(1)
+            .max_pending(1)
+            .validate()
+            .unwrap();
+        assert_eq!((c.tick_ns, c.slots, c.max_pending), (1_000_000, 1, Some(1)));
+        assert_eq!(Builder::new().slots(513).validate().unwrap().slots, 1024);
+        assert_eq!(
+            Builder::new()
+                .slots(Builder::MAX_SLOTS)
+                .validate()
+                .unwrap()
+                .slots,
+            Builder::MAX_SLOTS
+        );
+    }
+
+    #[test]
+    fn building_outside_a_runtime_is_an_error() {
+        assert_eq!(Builder::new().build().unwrap_err(), BuildError::NoRuntime);
+    }
+}

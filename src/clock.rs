@@ -1,0 +1,148 @@
+//! Conversion between tokio instants and wheel ticks.
+//!
+//! Everything inside the wheel is measured in nanoseconds since the timer's
+//! `origin` (the instant it was built) and in ticks of `tick_ns` nanoseconds.
+//! This file owns the rounding rules that make the precision contract hold:
+//! a deadline maps to the *next* tick boundary at or after it (`tick_ceil`),
+//! and the driver only processes a tick once the clock has reached its
+//! boundary (`tick_floor` of now). Nothing here touches shared state.
+
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The timer's frame of reference: its origin and its tick length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: Instant,
+    tick_ns: u64,
+}
+
+impl Clock {
+    /// `tick_ns` must be non-zero; the builder guarantees it.
+    pub(crate) fn new(origin: Instant, tick_ns: u64) -> Self {
+        debug_assert!(tick_ns > 0, "tick length must be non-zero");
+        Clock { origin, tick_ns }
+    }
+
+    /// Signed nanoseconds from the origin to `t`, saturating at `i64` bounds
+    /// (about 292 years either way): deadlines further out mean "never", yet
+    /// stay registered so that shutdown still wakes them.
+    ///
+    /// Signed so that a deadline before the timer was built (an `Instant`
+    /// captured earlier) round-trips exactly through [`Clock::instant_at`].
+    pub(crate) fn offset(&self, t: Instant) -> i64 {
+        if t >= self.origin {
+            saturate_i64(t.duration_since(self.origin))
+        } else {
+            saturate_i64(self.origin.duration_since(t)).saturating_neg()
+        }
+    }
+
+    /// The offset of `now + d`, saturating instead of overflowing.
+    pub(crate) fn offset_after(&self, now: Instant, d: Duration) -> i64 {
+        self.offset(now).saturating_add(saturate_i64(d))
+    }
+
+    /// The instant at a signed offset from the origin. Offsets too large for
+    /// the platform's `Instant` saturate to a far-future instant.
+    pub(crate) fn instant_at(&self, offset: i64) -> Instant {
+        let magnitude = Duration::from_nanos(offset.unsigned_abs());
+        if offset >= 0 {
+            self.origin
+                .checked_add(magnitude)
+                .unwrap_or_else(|| far_future(self.origin))
+        } else {
+            self.origin.checked_sub(magnitude).unwrap_or(self.origin)
+        }
+    }
+
+    /// The instant at which tick `tick` begins.
+    pub(crate) fn tick_instant(&self, tick: u64) -> Instant {
+        let ns = tick.saturating_mul(self.tick_ns);
+        self.origin
+            .checked_add(Duration::from_nanos(ns))
+            .unwrap_or_else(|| far_future(self.origin))
+    }
+
+    /// Nanoseconds since the origin as the wheel stores them: instants before
+    /// the origin clamp to 0 (they are already due).
+    pub(crate) fn wheel_ns(offset: i64) -> u64 {
+        offset.max(0) as u64
+    }
+
+    /// `now` as the driver needs it: nanoseconds since the origin, and the
+    /// last tick whose boundary is at or before `now`.
+    pub(crate) fn now_tick(&self, now: Instant) -> (u64, u64) {
+        let ns = Self::wheel_ns(self.offset(now));
+        (ns, ns / self.tick_ns)
+    }
+}
+
+/// The first tick boundary at or after `deadline_ns`: deadlines round *up*,
+/// which is what makes a timer never fire early. A deadline exactly on a
+/// boundary fires at that boundary, not one tick later.
+pub(crate) fn tick_ceil(deadline_ns: u64, tick_ns: u64) -> u64 {
+    deadline_ns.div_ceil(tick_ns)
+}
+
+fn saturate_i64(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+}
+
+/// About 30 years ahead, as tokio uses for "never": representable on every
+/// platform's `Instant`.
+fn far_future(origin: Instant) -> Instant {
+    origin
+        .checked_add(Duration::from_secs(86_400 * 365 * 30))
+        .unwrap_or(origin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock() -> Clock {
+        Clock::new(Instant::now(), 10_000_000)
+    }
+
+    #[test]
+    fn deadlines_round_up_to_the_next_boundary() {
+        let t = 10_000_000;
+        assert_eq!(tick_ceil(0, t), 0);
+        assert_eq!(tick_ceil(1, t), 1);
+        assert_eq!(tick_ceil(10_000_000, t), 1, "a boundary maps to itself");
+        assert_eq!(tick_ceil(10_000_001, t), 2);
+        assert_eq!(tick_ceil(u64::MAX, t), u64::MAX.div_ceil(t));
+    }
+
+    #[test]
+    fn now_rounds_down() {
+        let c = clock();
+        assert_eq!(c.now_tick(c.origin), (0, 0));
+        let almost = c.origin + Duration::from_nanos(9_999_999);
+        assert_eq!(c.now_tick(almost), (9_999_999, 0));
+        assert_eq!(c.now_tick(c.origin + Duration::from_millis(10)).1, 1);
+        // Before the origin counts as the origin.
+        assert_eq!(c.now_tick(c.origin - Duration::from_millis(5)), (0, 0));
+    }
+
+    #[test]
+    fn offsets_round_trip_both_sides_of_the_origin() {
+        let c = clock();
+        for off in [-5_000_000_000i64, -1, 0, 1, 123_456_789] {
+            assert_eq!(c.offset(c.instant_at(off)), off);
+        }
+    }
+
+    #[test]
+    fn huge_durations_saturate() {
+        let c = clock();
+        assert_eq!(c.offset_after(c.origin, Duration::MAX), i64::MAX);
+        assert_eq!(Clock::wheel_ns(i64::MAX), i64::MAX as u64);
+        assert_eq!(Clock::wheel_ns(-7), 0);
+        // Never panics, whatever the offset.
+        let _ = c.instant_at(i64::MAX);
+        let _ = c.instant_at(i64::MIN);
+        let _ = c.tick_instant(u64::MAX);
+    }
+}

@@ -1,0 +1,115 @@
+//! The driver: the one task that advances every shard's wheel.
+//!
+//! It runs on the tokio runtime and sleeps on tokio's clock, so a paused test
+//! clock drives it exactly. Each wake-up it reads the clock once, advances each
+//! shard up to the current tick (waking tasks in batches, outside the shard's
+//! lock), and then sleeps until the earliest tick any shard still needs, or
+//! parks on a `Notify` when nothing is registered: an idle timer costs no
+//! wake-ups at all. A registration earlier than the driver's target notifies
+//! it (see `shared.rs` for that handshake).
+//!
+//! The driver never runs user code except `Waker::wake`; a waker that panics
+//! is counted and skipped. When the task ends for any reason, including the
+//! runtime dropping it at shutdown, a guard shuts the timer down so that every
+//! waiting task is woken instead of waiting forever.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::clock::Clock;
+use crate::timer::Inner;
+use crate::wheel::Advance;
+
+/// Wakers collected under a shard lock before it is released to wake them.
+const WAKE_BATCH: usize = 64;
+
+/// How often an orphaned driver (no `Timer` handle left, nothing registered,
+/// but some unpolled sleep still alive) checks whether it may retire.
+const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
+
+/// Shuts the timer down when the driver ends, however it ends.
+struct ShutDownOnExit(Arc<Inner>);
+
+impl Drop for ShutDownOnExit {
+    fn drop(&mut self) {
+        self.0.shut_down();
+    }
+}
+
+pub(crate) async fn run(inner: Arc<Inner>) {
+    let _guard = ShutDownOnExit(inner.clone());
+    let shared = &inner.shared;
+    let clock = shared.clock;
+    let mut wakers = Vec::with_capacity(WAKE_BATCH);
+    let sleep = tokio::time::sleep_until(Instant::now());
+    tokio::pin!(sleep);
+    loop {
+        if shared.is_shutdown() {
+            return;
+        }
+        inner.wakeups.fetch_add(1, Ordering::Relaxed);
+        let next = advance_all(&inner, &clock, &mut wakers);
+        shared.end_scan(next.unwrap_or(u64::MAX));
+        match next {
+            Some(tick) => {
+                sleep.as_mut().reset(clock.tick_instant(tick));
+                tokio::select! {
+                    biased;
+                    () = shared.notified() => {}
+                    () = &mut sleep => {}
+                }
+            }
+            None if inner.is_orphaned() => {
+                if inner.no_sleeps_alive() {
+                    return;
+                }
+                sleep.as_mut().reset(Instant::now() + ORPHAN_RECHECK);
+                tokio::select! {
+                    biased;
+                    () = shared.notified() => {}
+                    () = &mut sleep => {}
+                }
+            }
+            None => shared.notified().await,
+        }
+    }
+}
+
+/// Processes every due tick of every shard; returns the earliest tick the
+/// driver must wake for, or `None` if nothing is registered.
+fn advance_all(inner: &Inner, clock: &Clock, wakers: &mut Vec<Waker>) -> Option<u64> {
+    inner.shared.begin_scan();
+    let (now_ns, now_tick) = clock.now_tick(Instant::now());
+    let mut next: Option<u64> = None;
+    for shard in inner.shards.iter() {
+        loop {
+            let step = shard.lock().advance(now_tick, now_ns, wakers, WAKE_BATCH);
+            wake_all(wakers, &inner.wake_panics);
+            match step {
+                Advance::Full => continue,
+                Advance::Idle => break,
+                Advance::Until(tick) => {
+                    next = Some(next.map_or(tick, |n| n.min(tick)));
+                    break;
+                }
+            }
+        }
+    }
+    inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
+    next
+}
+
+/// Wakes and empties `wakers`. A waker that panics is counted in `panics`
+/// and does not stop the others.
+pub(crate) fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
+    for waker in wakers.drain(..) {
+        if catch_unwind(AssertUnwindSafe(|| waker.wake())).is_err() {
+            panics.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}

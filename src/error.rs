@@ -1,0 +1,202 @@
+//! Error types: [`Elapsed`] (a timeout's deadline passed), [`Error`] (a
+//! `try_*` call was refused) and [`BuildError`] (a bad `Builder` setting).
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+/// The error a [`Timeout`](crate::Timeout) returns when its deadline passes
+/// before the inner future completes.
+///
+/// It also comes back, with [`is_shutdown`](Elapsed::is_shutdown) `true`, when
+/// the timer shut down while the timeout was waiting: a dead timer ends every
+/// wait instead of leaving it hanging.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::new();
+/// let err = timer
+///     .timeout(Duration::from_millis(10), std::future::pending::<()>())
+///     .await
+///     .unwrap_err();
+/// assert!(!err.is_shutdown());
+/// let io: std::io::Error = err.into();
+/// assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elapsed {
+    shutdown: bool,
+}
+
+impl Elapsed {
+    pub(crate) fn new(shutdown: bool) -> Self {
+        Elapsed { shutdown }
+    }
+
+    /// `true` if the timeout ended because its timer shut down (by
+    /// [`Timer::shutdown`](crate::Timer::shutdown) or because the runtime that
+    /// hosted the driver stopped), not because its deadline passed.
+    pub fn is_shutdown(&self) -> bool {
+        self.shutdown
+    }
+}
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.shutdown {
+            f.write_str("timer shut down before the deadline elapsed")
+        } else {
+            f.write_str("deadline has elapsed")
+        }
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for io::Error {
+    fn from(err: Elapsed) -> io::Error {
+        io::Error::new(io::ErrorKind::TimedOut, err)
+    }
+}
+
+/// Why a `try_*` method of [`Timer`](crate::Timer) refused to create a timer.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::builder().max_pending(1).build().unwrap();
+/// let first = timer.try_sleep(Duration::from_secs(1)).unwrap();
+/// let err = timer.try_sleep(Duration::from_secs(1)).unwrap_err();
+/// assert!(err.is_at_capacity());
+/// drop(first); // frees the budget
+/// assert!(timer.try_sleep(Duration::from_secs(1)).is_ok());
+///
+/// timer.shutdown();
+/// assert!(timer.try_sleep(Duration::from_secs(1)).unwrap_err().is_shutdown());
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ErrorKind {
+    AtCapacity { max: usize },
+    Shutdown,
+}
+
+impl Error {
+    pub(crate) fn at_capacity(max: usize) -> Self {
+        Error {
+            kind: ErrorKind::AtCapacity { max },
+        }
+    }
+
+    pub(crate) fn shutdown() -> Self {
+        Error {
+            kind: ErrorKind::Shutdown,
+        }
+    }
+
+    /// `true` if the timer already had `max_pending` live timers.
+    pub fn is_at_capacity(&self) -> bool {
+        matches!(self.kind, ErrorKind::AtCapacity { .. })
+    }
+
+    /// `true` if the timer has shut down.
+    pub fn is_shutdown(&self) -> bool {
+        matches!(self.kind, ErrorKind::Shutdown)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ErrorKind::AtCapacity { max } => {
+                write!(
+                    f,
+                    "timer is at capacity ({max} live timers, the max_pending limit)"
+                )
+            }
+            ErrorKind::Shutdown => f.write_str("timer has shut down"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A [`Builder`](crate::Builder) setting that cannot make a working timer.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tickwheel::{BuildError, Timer};
+///
+/// let err = Timer::builder().tick(Duration::from_micros(10)).build().unwrap_err();
+/// assert!(matches!(err, BuildError::TickTooShort { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The tick is shorter than [`Builder::MIN_TICK`](crate::Builder::MIN_TICK) (1 ms).
+    TickTooShort {
+        /// The tick that was asked for.
+        tick: Duration,
+    },
+    /// `slots(0)`: a wheel needs at least one bucket.
+    ZeroSlots,
+    /// More than [`Builder::MAX_SLOTS`](crate::Builder::MAX_SLOTS) slots.
+    TooManySlots {
+        /// The slot count that was asked for.
+        slots: usize,
+    },
+    /// `tick * slots` (one revolution) does not fit in 2^63 nanoseconds.
+    SpanOverflow {
+        /// The tick that was asked for.
+        tick: Duration,
+        /// The slot count, after rounding up to a power of two.
+        slots: usize,
+    },
+    /// `max_pending(0)`: a timer that can hold nothing cannot time anything.
+    ZeroMaxPending,
+    /// No runtime was given and the builder was not used inside one.
+    NoRuntime,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::TickTooShort { tick } => {
+                write!(f, "tick of {tick:?} is below the 1 ms minimum")
+            }
+            BuildError::ZeroSlots => f.write_str("a wheel needs at least one slot"),
+            BuildError::TooManySlots { slots } => write!(
+                f,
+                "{slots} slots is more than the maximum of {}",
+                crate::Builder::MAX_SLOTS
+            ),
+            BuildError::SpanOverflow { tick, slots } => write!(
+                f,
+                "one revolution ({tick:?} x {slots} slots) overflows the wheel's clock"
+            ),
+            BuildError::ZeroMaxPending => f.write_str("max_pending must be at least 1"),
+            BuildError::NoRuntime => f.write_str(
+                "no tokio runtime: build inside a runtime or pass one with Builder::runtime",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}

@@ -1,0 +1,154 @@
+//! A shard: one wheel behind its own lock, and the registration protocol a
+//! `Sleep` follows to use it.
+//!
+//! A timer has several shards, and each thread sticks to one of them (picked
+//! round-robin the first time the thread makes a sleep), so two threads
+//! registering and cancelling at once lock different mutexes: no lock is
+//! shared by the whole timer, which is the cost tokio's per-runtime timer
+//! mutex has. A sleep remembers its shard, so a sleep that migrates to
+//! another worker still cancels in its own shard.
+//!
+//! Wakers are always woken, and replaced or removed wakers always dropped,
+//! after the lock is released: waking or dropping a waker runs executor code,
+//! which must never run under a wheel lock.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Waker;
+
+use crate::shared::Shared;
+use crate::wheel::{Insert, Key, Reset, WakerUpdate, Wheel};
+
+#[derive(Debug)]
+#[repr(align(128))] // one shard's lock word never shares a cache line with another's
+pub(crate) struct Shard {
+    wheel: Mutex<Wheel>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Shard {
+    pub(crate) fn new(wheel: Wheel, shared: Arc<Shared>) -> Self {
+        Shard {
+            wheel: Mutex::new(wheel),
+            shared,
+        }
+    }
+
+    /// Locks the wheel. The wheel's invariants hold between its method calls,
+    /// so a panic elsewhere under the lock (a waker's `clone` panicking)
+    /// leaves it usable: poisoning is ignored rather than spread to every
+    /// later timer.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Wheel> {
+        self.wheel.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers `waker` for `deadline_ns`, waking the driver if needed.
+    pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
+        let outcome = self.lock().insert(deadline_ns, waker);
+        if let Insert::Registered { tick, .. } = outcome {
+            self.shared.registered(tick);
+        }
+        outcome
+    }
+
+    /// Re-poll of a registered sleep: `true` while it is still pending (with
+    /// `waker` now the one to wake), `false` once it fired or was cancelled.
+    pub(crate) fn poll_registered(&self, key: Key, waker: &Waker) -> bool {
+        let update = self.lock().update_waker(key, waker);
+        match update {
+            WakerUpdate::Gone => false,
+            WakerUpdate::Unchanged => true,
+            WakerUpdate::Replaced(old) => {
+                drop(old);
+                true
+            }
+        }
+    }
+
+    /// Unregisters `key`; returns its waker if it was still pending.
+    pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
+        let mut wheel = self.lock();
+        wheel.remove(key)
+    }
+
+    /// Moves registered `key` to `deadline_ns`.
+    pub(crate) fn reset(&self, key: Key, deadline_ns: u64) -> Reset {
+        let outcome = self.lock().reset(key, deadline_ns);
+        if let Reset::Moved { tick } = outcome {
+            self.shared.registered(tick);
+        }
+        outcome
+    }
+
+    pub(crate) fn is_live(&self, key: Key) -> bool {
+        self.lock().is_live(key)
+    }
+}
+
+/// The shard index this thread uses in a timer of `shards` shards (a power
+/// of two). Threads get consecutive numbers, so the first `shards` threads to
+/// make sleeps each get a shard of their own.
+pub(crate) fn index_for_current_thread(shards: usize) -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static HINT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    HINT.with(|hint| *hint) & (shards - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Two shards of one timer: they share everything a timer shares.
+    fn two_shards() -> (Arc<Shard>, Arc<Shard>) {
+        let shared = Arc::new(Shared::new(
+            Clock::new(tokio::time::Instant::now(), 1_000_000),
+            None,
+        ));
+        let shard = || Arc::new(Shard::new(Wheel::new(64, 1_000_000), shared.clone()));
+        (shard(), shard())
+    }
+
+    #[test]
+    fn threads_get_distinct_shards_round_robin() {
+        let hints: Vec<usize> = (0..4)
+            .map(|_| std::thread::spawn(|| index_for_current_thread(1 << 20)))
+            .map(|t| t.join().unwrap())
+            .collect();
+        for (i, a) in hints.iter().enumerate() {
+            for b in &hints[i + 1..] {
+                assert_ne!(a, b, "two threads share a hint: {hints:?}");
+            }
+        }
+    }
+
+    /// Behaviour 6: registering and cancelling in one shard does not wait for
+    /// another shard's lock. If shards shared one lock, the second thread
+    /// would block until the first lets go, and the channel would time out.
+    #[test]
+    fn a_held_shard_lock_does_not_block_another_shard() {
+        let (a, b) = two_shards();
+        let held = a.lock();
+        let (tx, rx) = mpsc::channel();
+        let b2 = b.clone();
+        let worker = std::thread::spawn(move || {
+            let waker = Waker::noop();
+            for i in 0..1000u64 {
+                let Insert::Registered { key, .. } = b2.register(5_000_000_000 + i, waker) else {
+                    panic!("registration failed");
+                };
+                assert!(b2.cancel(key).is_some());
+            }
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("registration in shard b waited on shard a's lock");
+        drop(held);
+        worker.join().unwrap();
+        assert_eq!(b.lock().pending(), 0);
+    }
+}

@@ -1,0 +1,141 @@
+//! State every shard, the driver and every `Sleep` can reach: the clock, the
+//! driver's wake-up target, the capacity budget and the shutdown flag.
+//!
+//! The hot path reads this state and rarely writes it. A registration writes
+//! only when its deadline is earlier than anything the driver is waiting for
+//! (then it lowers `target` and notifies the driver); a bounded timer
+//! (`max_pending`) also pays one atomic add per sleep on its budget, which sits
+//! on its own cache line.
+//!
+//! # The target handshake
+//!
+//! The driver stores `u64::MAX` in `target` *before* it locks the shards to
+//! scan them, then stores the earliest tick it found *after*. A registration
+//! inserts under its shard's lock, then compares its tick with `target`.
+//! Either the driver's scan locked the shard after the insert (and saw the
+//! entry), or the registration's lock came after the driver's scan of that
+//! shard, so it reads `u64::MAX` or the driver's final target: in both
+//! cases a deadline earlier than the target lowers it and notifies the
+//! driver. `Notify::notify_one` stores a permit when the driver is not
+//! waiting yet, so the notice is never lost.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use tokio::sync::Notify;
+
+use crate::clock::Clock;
+use crate::error::Error;
+
+/// The capacity budget of a timer built with `max_pending`.
+#[derive(Debug)]
+#[repr(align(128))] // keep the contended counter off everyone else's cache line
+pub(crate) struct Capacity {
+    live: AtomicUsize,
+    max: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) clock: Clock,
+    /// The earliest tick the driver is known to wake for; `u64::MAX` while it
+    /// scans or has nothing to wait for.
+    target: AtomicU64,
+    notify: Notify,
+    shutdown: AtomicBool,
+    capacity: Option<Capacity>,
+}
+
+impl Shared {
+    pub(crate) fn new(clock: Clock, max_pending: Option<usize>) -> Self {
+        Shared {
+            clock,
+            target: AtomicU64::new(u64::MAX),
+            notify: Notify::new(),
+            shutdown: AtomicBool::new(false),
+            capacity: max_pending.map(|max| Capacity {
+                live: AtomicUsize::new(0),
+                max,
+            }),
+        }
+    }
+
+    /// Called after linking an entry for `tick`: wakes the driver if it would
+    /// otherwise sleep past `tick`.
+    pub(crate) fn registered(&self, tick: u64) {
+        if tick < self.target.load(Ordering::SeqCst)
+            && self.target.fetch_min(tick, Ordering::SeqCst) > tick
+        {
+            self.notify.notify_one();
+        }
+    }
+
+    /// Driver: about to scan; every registration from now on notifies.
+    pub(crate) fn begin_scan(&self) {
+        self.target.store(u64::MAX, Ordering::SeqCst);
+    }
+
+    /// Driver: done scanning; it will next wake at `tick` (or `u64::MAX`).
+    pub(crate) fn end_scan(&self, tick: u64) {
+        self.target.store(tick, Ordering::SeqCst);
+    }
+
+    /// Wakes the driver so it rechecks its state (shutdown, handles gone).
+    pub(crate) fn nudge(&self) {
+        self.notify.notify_one();
+    }
+
+    /// Resolves once the driver has been notified since it last consumed a
+    /// notice.
+    pub(crate) async fn notified(&self) {
+        self.notify.notified().await;
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+
+    /// Marks the timer shut down; returns `false` if it already was.
+    pub(crate) fn set_shutdown(&self) -> bool {
+        !self.shutdown.swap(true, Ordering::SeqCst)
+    }
+
+    pub(crate) fn max_pending(&self) -> Option<usize> {
+        self.capacity.as_ref().map(|c| c.max)
+    }
+
+    /// Takes one unit of the budget for a new sleep, failing at the limit.
+    /// Unbounded timers always succeed without touching shared memory.
+    pub(crate) fn try_reserve(&self) -> Result<(), Error> {
+        let Some(cap) = &self.capacity else {
+            return Ok(());
+        };
+        if cap.live.fetch_add(1, Ordering::Relaxed) >= cap.max {
+            cap.live.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::at_capacity(cap.max));
+        }
+        Ok(())
+    }
+
+    /// Takes one unit even past the limit (for sleeps that complete at once
+    /// because the timer is shut down: they still release one on drop).
+    pub(crate) fn reserve_unchecked(&self) {
+        if let Some(cap) = &self.capacity {
+            cap.live.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Returns the unit a sleep took when it was created.
+    pub(crate) fn release(&self) {
+        if let Some(cap) = &self.capacity {
+            let before = cap.live.fetch_sub(1, Ordering::Relaxed);
+            debug_assert!(before > 0, "capacity released more often than reserved");
+        }
+    }
+
+    /// Live sleeps and timeouts counted against `max_pending`.
+    pub(crate) fn live(&self) -> Option<usize> {
+        self.capacity
+            .as_ref()
+            .map(|c| c.live.load(Ordering::Relaxed))
+    }
+}

@@ -1,0 +1,348 @@
+//! [`Sleep`]: the future that waits on the wheel.
+//!
+//! A `Sleep` owns at most one wheel entry. It registers lazily on its first
+//! poll, updates the entry's waker when a different task polls it, and
+//! unregisters in O(1) when dropped. All of its state is plain fields (no
+//! pinned or self-referential parts), so it is `Unpin`, and it is 24 bytes:
+//! its shard, its deadline as nanoseconds from the timer's origin, and the
+//! key of its entry.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use tokio::time::Instant;
+
+use crate::clock::Clock;
+use crate::shard::Shard;
+use crate::wheel::{Insert, Key, Reset, MAX_KEY};
+
+/// `key` values above every real slab key name the unregistered states.
+const UNCHECKED: u32 = u32::MAX;
+const IN_FUTURE: u32 = u32::MAX - 1;
+const DONE: u32 = u32::MAX - 2;
+
+/// Where a sleep stands, decoded from its `key` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not in the wheel yet. `checked` means the deadline was seen to be in
+    /// the future when it was set, so the first poll need not read the
+    /// clock (the wheel still completes it at once if its tick has passed).
+    Unregistered { checked: bool },
+    /// In the wheel under this key.
+    Registered(Key),
+    /// Completed; polls return `Ready` until a `reset`.
+    Done,
+}
+
+/// A future that completes once its deadline has passed, created by
+/// [`Timer::sleep`](crate::Timer::sleep) or
+/// [`Timer::sleep_until`](crate::Timer::sleep_until).
+///
+/// It mirrors [`tokio::time::Sleep`]: [`deadline`](Sleep::deadline),
+/// [`is_elapsed`](Sleep::is_elapsed) and [`reset`](Sleep::reset) take the
+/// same arguments. Unlike tokio's, it is [`Unpin`], so it can live in a
+/// struct field and be polled through `&mut` without pinning.
+///
+/// # Precision
+///
+/// A sleep never completes before its deadline (by
+/// `tokio::time::Instant::now()`), except when its timer shuts down. It
+/// completes when the driver processes the first tick boundary at or after the
+/// deadline: at most one tick late, plus however long the runtime takes to
+/// run the driver and then the waiting task.
+///
+/// # Cancellation
+///
+/// Dropping a `Sleep` removes its wheel entry in O(1) and makes the entry's
+/// memory reusable at once; it does not wait for the bucket to come round.
+///
+/// # Executors
+///
+/// Only the timer's driver needs tokio. A `Sleep` can be awaited on any
+/// executor (another runtime, `futures::executor::block_on`, ...).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// let timer = tickwheel::Timer::new();
+/// let start = Instant::now();
+/// timer.sleep(Duration::from_millis(100)).await;
+/// assert!(start.elapsed() >= Duration::from_millis(100));
+/// # }
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Sleep {
+    shard: Arc<Shard>,
+    /// Nanoseconds from the timer's origin (negative: before it was built).
+    deadline: i64,
+    /// A slab key while registered, else one of the state constants above.
+    key: u32,
+    generation: u32,
+}
+
+impl Sleep {
+    /// A sleep until `deadline` (an offset), in the given starting state.
+    pub(crate) fn new(shard: Arc<Shard>, deadline: i64, checked: bool) -> Self {
+        let mut sleep = Sleep {
+            shard,
+            deadline,
+            key: UNCHECKED,
+            generation: 0,
+        };
+        sleep.set_state(State::Unregistered { checked });
+        sleep
+    }
+
+    /// A sleep that is already complete (zero duration, or shut-down timer).
+    pub(crate) fn done(shard: Arc<Shard>, deadline: i64) -> Self {
+        let mut sleep = Sleep::new(shard, deadline, true);
+        sleep.set_state(State::Done);
+        sleep
+    }
+
+    fn state(&self) -> State {
+        match self.key {
+            UNCHECKED => State::Unregistered { checked: false },
+            IN_FUTURE => State::Unregistered { checked: true },
+            DONE => State::Done,
+            index => State::Registered(Key {
+                index,
+                generation: self.generation,
+            }),
+        }
+    }
+
+    fn set_state(&mut self, state: State) {
+        self.key = match state {
+            State::Unregistered { checked: false } => UNCHECKED,
+            State::Unregistered { checked: true } => IN_FUTURE,
+            State::Done => DONE,
+            State::Registered(key) => {
+                debug_assert!(key.index < MAX_KEY);
+                self.generation = key.generation;
+                key.index
+            }
+        };
+    }
+
+    fn clock(&self) -> &Clock {
+        &self.shard.shared.clock
+    }
+
+    /// The instant at which this sleep completes.
+    ///
+    /// Deadlines more than about 292 years away saturate to that horizon.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let at = Instant::now() + Duration::from_secs(3);
+    /// assert_eq!(timer.sleep_until(at).deadline(), at);
+    /// # }
+    /// ```
+    pub fn deadline(&self) -> Instant {
+        self.clock().instant_at(self.deadline)
+    }
+
+    /// `true` once the sleep has completed: its deadline was reached by the
+    /// wheel (or its timer shut down). A sleep that was never polled reports
+    /// `false`, as in tokio.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut sleep = timer.sleep(Duration::from_millis(20));
+    /// assert!(!sleep.is_elapsed());
+    /// (&mut sleep).await;
+    /// assert!(sleep.is_elapsed());
+    /// # }
+    /// ```
+    pub fn is_elapsed(&self) -> bool {
+        match self.state() {
+            State::Done => true,
+            State::Registered(key) => !self.shard.is_live(key),
+            State::Unregistered { .. } => false,
+        }
+    }
+
+    /// Moves the deadline to `deadline`, as [`tokio::time::Sleep::reset`] does.
+    ///
+    /// A registered sleep keeps its wheel entry and its waker: the task that
+    /// last polled it is woken at the new deadline even if it does not poll
+    /// again first. A deadline that has already passed completes the sleep
+    /// (and wakes that task). A completed sleep can be reset to run again.
+    ///
+    /// `Sleep` is `Unpin`, so a sleep held by value can be reset with
+    /// `Pin::new(&mut sleep).reset(..)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::pin::Pin;
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut sleep = timer.sleep(Duration::from_secs(60));
+    /// let start = Instant::now();
+    /// Pin::new(&mut sleep).reset(start + Duration::from_millis(30));
+    /// sleep.await;
+    /// assert!(start.elapsed() < Duration::from_secs(1));
+    /// # }
+    /// ```
+    pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        let this = self.get_mut();
+        let clock = *this.clock();
+        let new = clock.offset(deadline);
+        let passed = new <= clock.offset(Instant::now());
+        this.deadline = new;
+        let State::Registered(key) = this.state() else {
+            this.set_state(if passed {
+                State::Done
+            } else {
+                State::Unregistered { checked: true }
+            });
+            return;
+        };
+        if passed {
+            this.set_state(State::Done);
+            if let Some(waker) = this.shard.cancel(key) {
+                waker.wake();
+            }
+            return;
+        }
+        match this.shard.reset(key, Clock::wheel_ns(new)) {
+            Reset::Moved { .. } => {}
+            Reset::Stale => this.set_state(State::Unregistered { checked: true }),
+            Reset::Elapsed(waker) => {
+                this.set_state(State::Done);
+                waker.wake();
+            }
+        }
+    }
+
+    /// `true` if this sleep was cut short by its timer shutting down (the
+    /// timer is shut down and the deadline has not been reached).
+    pub(crate) fn ended_by_shutdown(&self) -> bool {
+        self.shard.shared.is_shutdown() && self.deadline > self.clock().offset(Instant::now())
+    }
+
+    fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
+        if !checked && self.deadline <= self.clock().offset(Instant::now()) {
+            self.set_state(State::Done);
+            return Poll::Ready(());
+        }
+        match self.shard.register(Clock::wheel_ns(self.deadline), waker) {
+            Insert::Registered { key, .. } => {
+                self.set_state(State::Registered(key));
+                Poll::Pending
+            }
+            Insert::Elapsed | Insert::Shutdown => {
+                self.set_state(State::Done);
+                Poll::Ready(())
+            }
+            Insert::Full => {
+                panic!("tickwheel: a timer shard holds {MAX_KEY} timers, the most it can address")
+            }
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    /// # Panics
+    ///
+    /// Only if one shard of the timer already holds about 4 billion
+    /// registered timers (some 160 GB of entries).
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        match this.state() {
+            State::Done => Poll::Ready(()),
+            State::Unregistered { checked } => this.register(checked, cx.waker()),
+            State::Registered(key) => {
+                if this.shard.poll_registered(key, cx.waker()) {
+                    Poll::Pending
+                } else {
+                    this.set_state(State::Done);
+                    Poll::Ready(())
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let State::Registered(key) = self.state() {
+            // The returned waker (if any) is dropped here, after the lock.
+            drop(self.shard.cancel(key));
+        }
+        self.shard.shared.release();
+    }
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline())
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleep_is_small_send_sync_and_unpin() {
+        fn assert_traits<T: Send + Sync + Unpin + 'static>() {}
+        assert_traits::<Sleep>();
+        assert_eq!(std::mem::size_of::<Sleep>(), 24);
+    }
+
+    #[test]
+    fn state_round_trips_through_the_key_field() {
+        let shared = Arc::new(crate::shared::Shared::new(
+            Clock::new(Instant::now(), 1_000_000),
+            None,
+        ));
+        let shard = Arc::new(Shard::new(crate::wheel::Wheel::new(8, 1_000_000), shared));
+        let mut s = Sleep::new(shard, 5, false);
+        for state in [
+            State::Unregistered { checked: false },
+            State::Unregistered { checked: true },
+            State::Done,
+            State::Registered(Key {
+                index: 7,
+                generation: 9,
+            }),
+        ] {
+            s.set_state(state);
+            assert_eq!(s.state(), state);
+        }
+        s.set_state(State::Done); // so drop does not try to cancel key 7
+    }
+}

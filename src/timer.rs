@@ -1,0 +1,528 @@
+//! [`Timer`]: the handle users hold, and the state behind it.
+
+use std::fmt;
+use std::future::IntoFuture;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+use crate::builder::Builder;
+use crate::clock::Clock;
+use crate::driver;
+use crate::error::Error;
+use crate::shard::{self, Shard};
+use crate::shared::Shared;
+use crate::sleep::Sleep;
+use crate::stats::{Histogram, Stats};
+use crate::timeout::Timeout;
+use crate::wheel::Wheel;
+
+/// Validated settings, from [`Builder`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Config {
+    pub(crate) tick_ns: u64,
+    pub(crate) slots: usize,
+    pub(crate) max_pending: Option<usize>,
+}
+
+/// Everything behind a [`Timer`] handle, shared with the driver task.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) shards: Box<[Arc<Shard>]>,
+    /// Live `Timer` handles; when it drops to zero the driver may retire.
+    handles: AtomicUsize,
+    /// Driver wake-ups, for `Stats::wakeups`.
+    pub(crate) wakeups: AtomicU64,
+    /// The last tick the driver processed, for `Timer::now`.
+    pub(crate) clock_tick: AtomicU64,
+    /// Wakers that panicked when woken (the driver survives them).
+    pub(crate) wake_panics: AtomicU64,
+    config: Config,
+}
+
+impl Inner {
+    /// Cancels every registered timer, wakes its task and refuses new ones.
+    /// Returns how many were pending. Idempotent.
+    pub(crate) fn shut_down(&self) -> usize {
+        self.shared.set_shutdown();
+        let mut wakers = Vec::new();
+        let mut total = 0;
+        for shard in self.shards.iter() {
+            total += shard.lock().drain(&mut wakers);
+            driver::wake_all(&mut wakers, &self.wake_panics);
+        }
+        self.shared.nudge();
+        total
+    }
+
+    /// No `Timer` handle is left: nobody can make new sleeps.
+    pub(crate) fn is_orphaned(&self) -> bool {
+        self.handles.load(Ordering::SeqCst) == 0
+    }
+
+    /// No `Sleep` or `Timeout` of this timer exists any more (each holds a
+    /// reference to its shard; the shards are otherwise only held here).
+    pub(crate) fn no_sleeps_alive(&self) -> bool {
+        self.shards
+            .iter()
+            .all(|shard| Arc::strong_count(shard) == 1)
+    }
+
+    fn shard(&self) -> &Arc<Shard> {
+        &self.shards[shard::index_for_current_thread(self.shards.len())]
+    }
+}
+
+/// A hashed-wheel timer: a cheap, cloneable handle to one wheel and its driver
+/// task.
+///
+/// `Timer` is `Clone + Send + Sync`; clones share the same wheel, so build one
+/// per service and hand clones around. Its methods mirror [`tokio::time`]'s
+/// free functions (`timer.sleep(d)` for `tokio::time::sleep(d)`, and so on),
+/// so moving code over is a one-line change per call site.
+///
+/// The timer keeps running while any handle, sleep or timeout of it is alive,
+/// until [`shutdown`](Timer::shutdown) is called, or until the runtime that
+/// hosts its driver shuts down. Once stopped, every waiting task is woken.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::new();
+/// timer.sleep(Duration::from_millis(100)).await;
+///
+/// let reply = timer.timeout(Duration::from_millis(300), async { "pong" }).await;
+/// assert_eq!(reply, Ok("pong"));
+/// # }
+/// ```
+pub struct Timer {
+    inner: Arc<Inner>,
+}
+
+impl Timer {
+    /// A timer with the default settings (10 ms ticks, 512 slots, unbounded)
+    /// whose driver runs on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, like `tokio::spawn`. Use
+    /// [`Timer::builder`]`().runtime(handle).build()` to pick a runtime
+    /// explicitly.
+    #[track_caller]
+    pub fn new() -> Timer {
+        match Handle::try_current() {
+            Ok(handle) => Builder::new()
+                .runtime(handle)
+                .build()
+                .expect("the default settings are valid"),
+            Err(_) => panic!(
+                "tickwheel::Timer::new() must be called from within a Tokio runtime; \
+                 use Timer::builder().runtime(handle).build() to pass one explicitly"
+            ),
+        }
+    }
+
+    /// A [`Builder`] to configure the tick, slots, capacity and runtime.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    pub(crate) fn start(config: Config, handle: &Handle) -> Timer {
+        // Read the origin on the runtime's clock: a paused test runtime's
+        // clock is not the system clock.
+        let origin = {
+            let _guard = handle.enter();
+            Instant::now()
+        };
+        let shared = Arc::new(Shared::new(
+            Clock::new(origin, config.tick_ns),
+            config.max_pending,
+        ));
+        let shards = (0..shard_count())
+            .map(|_| {
+                Arc::new(Shard::new(
+                    Wheel::new(config.slots, config.tick_ns),
+                    shared.clone(),
+                ))
+            })
+            .collect();
+        let inner = Arc::new(Inner {
+            shared,
+            shards,
+            handles: AtomicUsize::new(1),
+            wakeups: AtomicU64::new(0),
+            clock_tick: AtomicU64::new(0),
+            wake_panics: AtomicU64::new(0),
+            config,
+        });
+        handle.spawn(driver::run(inner.clone()));
+        Timer { inner }
+    }
+
+    /// A future that completes `duration` from now, like
+    /// [`tokio::time::sleep`].
+    ///
+    /// `Duration::ZERO` completes on the first poll; durations too large to
+    /// represent saturate to about 292 years (they never fire early and never
+    /// overflow).
+    ///
+    /// # Panics
+    ///
+    /// If the timer has a [`max_pending`](Builder::max_pending) limit and that
+    /// many sleeps and timeouts are already alive. Use
+    /// [`try_sleep`](Timer::try_sleep) to get an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// timer.sleep(Duration::from_secs(1)).await;
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        self.make_sleep(Until::After(duration), Refuse::Panic)
+            .unwrap_or_else(|err| capacity_panic(err))
+    }
+
+    /// A future that completes at `deadline`, like
+    /// [`tokio::time::sleep_until`]. A deadline already passed completes on
+    /// the first poll.
+    ///
+    /// # Panics
+    ///
+    /// As [`sleep`](Timer::sleep), at the `max_pending` limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let deadline = Instant::now() + Duration::from_millis(250);
+    /// timer.sleep_until(deadline).await;
+    /// assert!(Instant::now() >= deadline);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
+        self.make_sleep(Until::At(deadline), Refuse::Panic)
+            .unwrap_or_else(|err| capacity_panic(err))
+    }
+
+    /// Runs `future` with a time limit of `duration`, like
+    /// [`tokio::time::timeout`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sleep`](Timer::sleep), at the `max_pending` limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let never = std::future::pending::<()>();
+    /// assert!(timer.timeout(Duration::from_millis(300), never).await.is_err());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+        Timeout::new(future.into_future(), self.sleep(duration))
+    }
+
+    /// Runs `future` until `deadline`, like [`tokio::time::timeout_at`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sleep`](Timer::sleep), at the `max_pending` limit.
+    #[track_caller]
+    pub fn timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Timeout<F::IntoFuture> {
+        Timeout::new(future.into_future(), self.sleep_until(deadline))
+    }
+
+    /// [`sleep`](Timer::sleep) that fails fast instead of panicking.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_at_capacity`] at the `max_pending` limit,
+    /// [`Error::is_shutdown`] after the timer has shut down.
+    pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
+        self.make_sleep(Until::After(duration), Refuse::Error)
+    }
+
+    /// [`sleep_until`](Timer::sleep_until) that fails fast instead of
+    /// panicking.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_sleep`](Timer::try_sleep).
+    pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
+        self.make_sleep(Until::At(deadline), Refuse::Error)
+    }
+
+    /// [`timeout`](Timer::timeout) that fails fast instead of panicking.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_sleep`](Timer::try_sleep).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// match timer.try_timeout(Duration::from_secs(1), async { 1 }) {
+    ///     Ok(call) => assert_eq!(call.await, Ok(1)),
+    ///     Err(err) => eprintln!("shedding load: {err}"),
+    /// }
+    /// # }
+    /// ```
+    pub fn try_timeout<F: IntoFuture>(
+        &self,
+        duration: Duration,
+        future: F,
+    ) -> Result<Timeout<F::IntoFuture>, Error> {
+        let delay = self.try_sleep(duration)?;
+        Ok(Timeout::new(future.into_future(), delay))
+    }
+
+    /// [`timeout_at`](Timer::timeout_at) that fails fast instead of panicking.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_sleep`](Timer::try_sleep).
+    pub fn try_timeout_at<F: IntoFuture>(
+        &self,
+        deadline: Instant,
+        future: F,
+    ) -> Result<Timeout<F::IntoFuture>, Error> {
+        let delay = self.try_sleep_until(deadline)?;
+        Ok(Timeout::new(future.into_future(), delay))
+    }
+
+    /// The number of timers registered in the wheel now.
+    ///
+    /// A sleep registers on its first poll and leaves when it fires or is
+    /// dropped, so this counts sleeps that a task is actually waiting on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut sleep = timer.sleep(Duration::from_secs(1));
+    /// assert_eq!(timer.pending(), 0); // not polled yet
+    /// let _ = futures::poll!(&mut sleep);
+    /// assert_eq!(timer.pending(), 1);
+    /// drop(sleep);
+    /// assert_eq!(timer.pending(), 0);
+    /// # }
+    /// ```
+    pub fn pending(&self) -> usize {
+        self.inner.shards.iter().map(|s| s.lock().pending()).sum()
+    }
+
+    /// A snapshot of the timer's counters and lateness; see [`Stats`].
+    pub fn stats(&self) -> Stats {
+        let mut lateness = Histogram::default();
+        let mut stats = Stats {
+            pending: 0,
+            registered: 0,
+            fired: 0,
+            cancelled: 0,
+            migrated: 0,
+            ticks: self.inner.clock_tick.load(Ordering::Relaxed),
+            wakeups: self.inner.wakeups.load(Ordering::Relaxed),
+            wake_panics: self.inner.wake_panics.load(Ordering::Relaxed),
+            entry_bytes: 0,
+            lateness: Default::default(),
+        };
+        for shard in self.inner.shards.iter() {
+            let wheel = shard.lock();
+            let c = wheel.counters();
+            stats.pending += wheel.pending();
+            stats.registered += c.registered;
+            stats.fired += c.fired;
+            stats.cancelled += c.cancelled;
+            stats.migrated += c.migrated;
+            stats.entry_bytes += wheel.entry_bytes();
+            lateness.merge(wheel.lateness());
+        }
+        stats.lateness = lateness.summary();
+        stats
+    }
+
+    /// The instant of the last tick the driver processed: a clock that costs
+    /// one atomic load instead of a system call, at tick resolution.
+    ///
+    /// It lags real time by up to a tick while timers are firing, and by more
+    /// while the driver is parked with nothing to do; use
+    /// `tokio::time::Instant::now()` where that matters.
+    pub fn now(&self) -> Instant {
+        let tick = self.inner.clock_tick.load(Ordering::Relaxed);
+        self.inner.shared.clock.tick_instant(tick)
+    }
+
+    /// Stops the timer: cancels every registered timer and wakes its task,
+    /// and returns how many were registered.
+    ///
+    /// Afterwards, pending and new sleeps complete at once, timeouts resolve to
+    /// `Err(Elapsed)` with [`Elapsed::is_shutdown`], and `try_*` methods
+    /// return [`Error::is_shutdown`]. A timer cannot be restarted; calling
+    /// this again returns 0.
+    ///
+    /// [`Elapsed::is_shutdown`]: crate::Elapsed::is_shutdown
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let waiting = tokio::spawn({
+    ///     let timer = timer.clone();
+    ///     async move { timer.timeout(Duration::from_secs(60), std::future::pending::<()>()).await }
+    /// });
+    /// tokio::task::yield_now().await; // let it register
+    /// assert_eq!(timer.shutdown(), 1);
+    /// assert!(waiting.await.unwrap().unwrap_err().is_shutdown());
+    /// # }
+    /// ```
+    pub fn shutdown(&self) -> usize {
+        self.inner.shut_down()
+    }
+
+    /// `true` once the timer has shut down.
+    pub fn is_shutdown(&self) -> bool {
+        self.inner.shared.is_shutdown()
+    }
+
+    /// The tick length.
+    pub fn tick(&self) -> Duration {
+        Duration::from_nanos(self.inner.config.tick_ns)
+    }
+
+    /// The number of slots in one revolution (a power of two).
+    pub fn slots(&self) -> usize {
+        self.inner.config.slots
+    }
+
+    /// The `max_pending` limit, if any.
+    pub fn max_pending(&self) -> Option<usize> {
+        self.inner.shared.max_pending()
+    }
+
+    fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
+        let shared = &self.inner.shared;
+        let shutdown = shared.is_shutdown();
+        match (shutdown, refuse) {
+            (true, Refuse::Error) => return Err(Error::shutdown()),
+            (true, Refuse::Panic) => shared.reserve_unchecked(),
+            (false, _) => shared.try_reserve()?,
+        }
+        let shard = self.inner.shard().clone();
+        let clock = &shared.clock;
+        let (deadline, checked) = match until {
+            Until::After(duration) => {
+                let deadline = clock.offset_after(Instant::now(), duration);
+                if duration.is_zero() {
+                    return Ok(Sleep::done(shard, deadline));
+                }
+                (deadline, true)
+            }
+            Until::At(instant) => (clock.offset(instant), false),
+        };
+        if shutdown {
+            return Ok(Sleep::done(shard, deadline));
+        }
+        Ok(Sleep::new(shard, deadline, checked))
+    }
+}
+
+/// How a new sleep's deadline is given.
+#[derive(Clone, Copy)]
+enum Until {
+    After(Duration),
+    At(Instant),
+}
+
+/// What to do when a new sleep cannot be made.
+#[derive(Clone, Copy)]
+enum Refuse {
+    Panic,
+    Error,
+}
+
+#[track_caller]
+fn capacity_panic(err: Error) -> ! {
+    panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
+}
+
+/// One shard per core (at least 4), so each worker thread tends to have a
+/// wheel of its own.
+fn shard_count() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores * 2).next_power_of_two().clamp(4, 64)
+}
+
+impl Clone for Timer {
+    fn clone(&self) -> Self {
+        self.inner.handles.fetch_add(1, Ordering::SeqCst);
+        Timer {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        if self.inner.handles.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // The driver retires once nothing can use it any more.
+            self.inner.shared.nudge();
+        }
+    }
+}
+
+impl fmt::Debug for Timer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timer")
+            .field("tick", &self.tick())
+            .field("slots", &self.slots())
+            .field("shards", &self.inner.shards.len())
+            .field("max_pending", &self.max_pending())
+            .field("live", &self.inner.shared.live())
+            .field("shutdown", &self.is_shutdown())
+            .finish()
+    }
+}

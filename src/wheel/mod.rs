@@ -1,0 +1,651 @@
+//! One shard's hashed wheel: a ring of buckets for the current revolution and
+//! an overflow level for later ones.
+//!
+//! ```text
+//!  lap = tick >> shift            slot = tick & mask
+//!
+//!  ring (current lap only)        overflow (one list per later lap)
+//!  +----+----+----+-- .. --+      BTreeMap<lap, list head>
+//!  | s0 | s1 | s2 |        |      { L+1: a -> b,  L+7: c,  L+90: d -> e }
+//!  +----+----+----+-- .. --+
+//!  bitmap: one bit per non-empty slot
+//! ```
+//!
+//! Invariants (checked by the unit tests below and by `debug_assert!`s):
+//! - every tick `<= elapsed` has been processed: its bucket is empty;
+//! - the ring holds exactly the entries whose tick lies in the current lap,
+//!   `lap(elapsed + 1)`, each in bucket `tick & mask`; the bitmap marks the
+//!   non-empty buckets;
+//! - the overflow holds the entries of later laps, keyed by lap. When the
+//!   driver reaches a lap, that lap's list moves into the ring in one walk,
+//!   so a far-future timer is touched once on its way in, never once per
+//!   revolution as in Netty's `remainingRounds` (Kafka and Linux avoid that
+//!   walk the same way).
+//!
+//! Lists are doubly linked by slab key, so removing an entry is O(1) and its
+//! slot is free for reuse at once; it never waits for its bucket's turn.
+//!
+//! The wheel knows nothing of locks, tasks or clocks: the shard wraps it in a
+//! mutex, and the driver tells it what time it is.
+
+mod bitmap;
+mod slab;
+
+use std::collections::BTreeMap;
+use std::task::Waker;
+
+use self::bitmap::Bitmap;
+pub(crate) use self::slab::Key;
+pub(crate) use self::slab::MAX_KEY;
+use self::slab::{Slab, NIL};
+use crate::stats::Histogram;
+
+/// What happened to a registration attempt.
+#[derive(Debug)]
+pub(crate) enum Insert {
+    /// Linked into the wheel; it will fire at `tick`.
+    Registered { key: Key, tick: u64 },
+    /// The deadline's tick was already processed: the deadline has passed.
+    Elapsed,
+    /// The timer has shut down; nothing will ever fire again.
+    Shutdown,
+    /// Every key of this shard is in use (billions of timers).
+    Full,
+}
+
+/// What happened to a reset of a registered entry.
+#[derive(Debug)]
+pub(crate) enum Reset {
+    /// Relinked under the new deadline, which fires at `tick`.
+    Moved { tick: u64 },
+    /// The new deadline's tick was already processed: the entry is removed and
+    /// its waker returned so the caller can wake it.
+    Elapsed(Waker),
+    /// The entry had already fired or been cancelled.
+    Stale,
+}
+
+/// The outcome of [`Wheel::update_waker`].
+#[derive(Debug)]
+pub(crate) enum WakerUpdate {
+    /// The entry already fired or was cancelled.
+    Gone,
+    /// The stored waker already wakes the same task.
+    Unchanged,
+    /// The stored waker was replaced; this is the old one, to drop outside
+    /// the lock (dropping a waker can run executor code).
+    Replaced(Waker),
+}
+
+/// Where the driver stands with this wheel after an [`Wheel::advance`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Advance {
+    /// Nothing is registered.
+    Idle,
+    /// The driver must come back once tick `.0` has begun.
+    Until(u64),
+    /// The waker buffer is full: wake those tasks, then call again.
+    Full,
+}
+
+/// Event counts, kept under the shard lock and summed on demand.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counters {
+    pub(crate) registered: u64,
+    pub(crate) fired: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) migrated: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Wheel {
+    slab: Slab,
+    /// Head of each bucket of the current lap.
+    ring: Box<[u32]>,
+    occupied: Bitmap,
+    /// Heads of the lists of later laps.
+    overflow: BTreeMap<u64, u32>,
+    /// Every tick up to and including this one has been processed.
+    elapsed: u64,
+    shift: u32,
+    mask: u64,
+    tick_ns: u64,
+    shutdown: bool,
+    counters: Counters,
+    lateness: Histogram,
+}
+
+impl Wheel {
+    /// A wheel of `slots` buckets (a power of two) of `tick_ns` each.
+    pub(crate) fn new(slots: usize, tick_ns: u64) -> Self {
+        debug_assert!(slots.is_power_of_two(), "slots = {slots}");
+        debug_assert!(tick_ns > 0);
+        Wheel {
+            slab: Slab::default(),
+            ring: vec![NIL; slots].into_boxed_slice(),
+            occupied: Bitmap::new(slots),
+            overflow: BTreeMap::new(),
+            elapsed: 0,
+            shift: slots.trailing_zeros(),
+            mask: slots as u64 - 1,
+            tick_ns,
+            shutdown: false,
+            counters: Counters::default(),
+            lateness: Histogram::default(),
+        }
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.slab.len()
+    }
+
+    pub(crate) fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    pub(crate) fn lateness(&self) -> &Histogram {
+        &self.lateness
+    }
+
+    pub(crate) fn entry_bytes(&self) -> usize {
+        self.slab.allocated_bytes()
+    }
+
+    fn tick_of(&self, deadline_ns: u64) -> u64 {
+        crate::clock::tick_ceil(deadline_ns, self.tick_ns)
+    }
+
+    fn current_lap(&self) -> u64 {
+        (self.elapsed + 1) >> self.shift
+    }
+
+    /// Registers a task to wake at `deadline_ns` (since the timer's origin).
+    pub(crate) fn insert(&mut self, deadline_ns: u64, waker: &Waker) -> Insert {
+        if self.shutdown {
+            return Insert::Shutdown;
+        }
+        let tick = self.tick_of(deadline_ns);
+        if tick <= self.elapsed {
+            return Insert::Elapsed;
+        }
+        let Some(key) = self.slab.insert(deadline_ns, waker.clone()) else {
+            return Insert::Full;
+        };
+        self.link(key.index, tick);
+        self.counters.registered += 1;
+        Insert::Registered { key, tick }
+    }
+
+    /// Whether `key` is still registered (not yet fired or cancelled).
+    pub(crate) fn is_live(&self, key: Key) -> bool {
+        self.slab.get(key).is_some()
+    }
+
+    /// Replaces the waker of a registered entry if it would wake a different
+    /// task, so the task that polled last is the one woken.
+    pub(crate) fn update_waker(&mut self, key: Key, waker: &Waker) -> WakerUpdate {
+        let Some(entry) = self.slab.get_mut(key) else {
+            return WakerUpdate::Gone;
+        };
+        match entry.waker.as_mut() {
+            Some(current) if current.will_wake(waker) => WakerUpdate::Unchanged,
+            Some(current) => WakerUpdate::Replaced(std::mem::replace(current, waker.clone())),
+            None => unreachable!("live entries hold a waker"),
+        }
+    }
+
+    /// Unregisters `key`, returning its waker (to drop outside the lock), or
+    /// `None` if it already fired or was cancelled.
+    pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
+        self.slab.get(key)?;
+        self.unlink(key.index);
+        self.counters.cancelled += 1;
+        Some(self.slab.remove(key.index))
+    }
+
+    /// Moves a registered entry to a new deadline, keeping its slot and waker.
+    pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64) -> Reset {
+        if self.slab.get(key).is_none() {
+            return Reset::Stale;
+        }
+        self.unlink(key.index);
+        let tick = self.tick_of(deadline_ns);
+        if tick <= self.elapsed {
+            self.counters.cancelled += 1;
+            return Reset::Elapsed(self.slab.remove(key.index));
+        }
+        self.slab.at_mut(key.index).deadline = deadline_ns;
+        self.link(key.index, tick);
+        Reset::Moved { tick }
+    }
+
+    /// Processes every bucket whose tick is `<= now_tick`, pushing the wakers
+    /// of their entries onto `out` until it holds `limit` of them.
+    ///
+    /// `now_ns` is the driver's reading of the clock (nanoseconds since the
+    /// origin, with `now_tick == now_ns / tick_ns`); it is used to measure
+    /// lateness and to check that nothing fires early.
+    pub(crate) fn advance(
+        &mut self,
+        now_tick: u64,
+        now_ns: u64,
+        out: &mut Vec<Waker>,
+        limit: usize,
+    ) -> Advance {
+        loop {
+            let lap = self.current_lap();
+            let from = ((self.elapsed + 1) & self.mask) as usize;
+            if let Some(slot) = self.occupied.next_set(from) {
+                let tick = (lap << self.shift) | slot as u64;
+                if tick > now_tick {
+                    self.set_elapsed(self.elapsed.max(now_tick));
+                    return Advance::Until(tick);
+                }
+                if !self.fire_bucket(slot, now_ns, out, limit) {
+                    return Advance::Full;
+                }
+                self.set_elapsed(tick);
+                continue;
+            }
+            // Nothing left in this lap's ring: look at the overflow.
+            let Some((&next_lap, _)) = self.overflow.first_key_value() else {
+                self.set_elapsed(self.elapsed.max(now_tick));
+                return Advance::Idle;
+            };
+            debug_assert!(next_lap > lap, "overflow lap {next_lap} <= current {lap}");
+            let before_lap = (next_lap << self.shift) - 1;
+            if before_lap > now_tick {
+                // Come back when the tick just before that lap begins and move
+                // the lap in then (one wake-up per lap that holds timers).
+                self.set_elapsed(self.elapsed.max(now_tick));
+                return Advance::Until(before_lap);
+            }
+            self.set_elapsed(before_lap);
+        }
+    }
+
+    /// Moves the processed mark forward, migrating the overflow list of the
+    /// lap that becomes current, so the ring always holds the whole current
+    /// lap.
+    fn set_elapsed(&mut self, elapsed: u64) {
+        debug_assert!(elapsed >= self.elapsed, "{elapsed} < {}", self.elapsed);
+        self.elapsed = elapsed;
+        let lap = self.current_lap();
+        if self
+            .overflow
+            .first_key_value()
+            .is_some_and(|(&l, _)| l == lap)
+        {
+            self.migrate(lap);
+        }
+    }
+
+    /// Fires the entries of `slot`; returns `false` if `out` filled up first
+    /// (the rest stay linked and fire on the next call).
+    fn fire_bucket(
+        &mut self,
+        slot: usize,
+        now_ns: u64,
+        out: &mut Vec<Waker>,
+        limit: usize,
+    ) -> bool {
+        loop {
+            let head = self.ring[slot];
+            if head == NIL {
+                self.occupied.clear(slot);
+                return true;
+            }
+            if out.len() >= limit {
+                return false;
+            }
+            let entry = self.slab.at(head);
+            let (next, deadline) = (entry.next, entry.deadline);
+            debug_assert!(
+                deadline <= now_ns,
+                "firing early: deadline {deadline} ns > now {now_ns} ns (slot {slot}, elapsed {})",
+                self.elapsed
+            );
+            self.ring[slot] = next;
+            if next != NIL {
+                self.slab.at_mut(next).prev = NIL;
+            }
+            self.lateness.record_ns(now_ns.saturating_sub(deadline));
+            self.counters.fired += 1;
+            out.push(self.slab.remove(head));
+        }
+    }
+
+    /// Moves lap `lap`'s overflow list into the ring; `lap` must be current.
+    fn migrate(&mut self, lap: u64) {
+        debug_assert_eq!(lap, self.current_lap());
+        let mut index = self.overflow.remove(&lap).unwrap_or(NIL);
+        while index != NIL {
+            let entry = self.slab.at(index);
+            let (next, tick) = (entry.next, self.tick_of(entry.deadline));
+            self.link(index, tick);
+            self.counters.migrated += 1;
+            index = next;
+        }
+    }
+
+    /// Shuts the wheel down: unregisters every entry and pushes its waker onto
+    /// `out`. Later inserts answer [`Insert::Shutdown`]. Returns how many
+    /// entries were pending.
+    pub(crate) fn drain(&mut self, out: &mut Vec<Waker>) -> usize {
+        self.shutdown = true;
+        let before = self.slab.len();
+        while let Some(slot) = self.occupied.next_set(0) {
+            let head = std::mem::replace(&mut self.ring[slot], NIL);
+            self.occupied.clear(slot);
+            self.free_list(head, out);
+        }
+        while let Some((_, head)) = self.overflow.pop_first() {
+            self.free_list(head, out);
+        }
+        debug_assert_eq!(self.slab.len(), 0, "drain left entries behind");
+        self.counters.cancelled += before as u64;
+        before
+    }
+
+    fn free_list(&mut self, mut index: u32, out: &mut Vec<Waker>) {
+        while index != NIL {
+            let next = self.slab.at(index).next;
+            out.push(self.slab.remove(index));
+            index = next;
+        }
+    }
+
+    /// Pushes `index` onto the front of the list that owns `tick`.
+    fn link(&mut self, index: u32, tick: u64) {
+        debug_assert!(tick > self.elapsed, "linking processed tick {tick}");
+        let lap = tick >> self.shift;
+        let head = if lap == self.current_lap() {
+            let slot = (tick & self.mask) as usize;
+            self.occupied.set(slot);
+            &mut self.ring[slot]
+        } else {
+            self.overflow.entry(lap).or_insert(NIL)
+        };
+        let old = std::mem::replace(head, index);
+        let entry = self.slab.at_mut(index);
+        entry.prev = NIL;
+        entry.next = old;
+        if old != NIL {
+            self.slab.at_mut(old).prev = index;
+        }
+    }
+
+    /// Takes `index` out of its list in O(1).
+    fn unlink(&mut self, index: u32) {
+        let entry = self.slab.at(index);
+        let (prev, next, deadline) = (entry.prev, entry.next, entry.deadline);
+        if next != NIL {
+            self.slab.at_mut(next).prev = prev;
+        }
+        if prev != NIL {
+            self.slab.at_mut(prev).next = next;
+            return;
+        }
+        // `index` heads its list: find which one from its tick.
+        let tick = self.tick_of(deadline);
+        let lap = tick >> self.shift;
+        if lap == self.current_lap() {
+            let slot = (tick & self.mask) as usize;
+            debug_assert_eq!(self.ring[slot], index);
+            self.ring[slot] = next;
+            if next == NIL {
+                self.occupied.clear(slot);
+            }
+        } else if next == NIL {
+            let removed = self.overflow.remove(&lap);
+            debug_assert_eq!(removed, Some(index));
+        } else {
+            let head = self.overflow.get_mut(&lap).expect("overflow list exists");
+            debug_assert_eq!(*head, index);
+            *head = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    const TICK: u64 = 10;
+
+    /// A waker that records which timer it belongs to when woken.
+    struct Probe {
+        id: usize,
+        log: Arc<std::sync::Mutex<Vec<usize>>>,
+        wakes: AtomicUsize,
+    }
+    impl Wake for Probe {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.wakes.fetch_add(1, Ordering::SeqCst);
+            self.log.lock().unwrap().push(self.id);
+        }
+    }
+
+    struct Harness {
+        wheel: Wheel,
+        log: Arc<std::sync::Mutex<Vec<usize>>>,
+    }
+
+    impl Harness {
+        fn new(slots: usize) -> Self {
+            Harness {
+                wheel: Wheel::new(slots, TICK),
+                log: Default::default(),
+            }
+        }
+        fn waker(&self, id: usize) -> Waker {
+            Waker::from(Arc::new(Probe {
+                id,
+                log: self.log.clone(),
+                wakes: AtomicUsize::new(0),
+            }))
+        }
+        fn insert(&mut self, id: usize, deadline: u64) -> Key {
+            let w = self.waker(id);
+            match self.wheel.insert(deadline, &w) {
+                Insert::Registered { key, .. } => key,
+                other => panic!("insert({deadline}) = {other:?}"),
+            }
+        }
+        /// Advances to `now` (ns) with a small waker buffer, waking as it goes.
+        fn advance_to(&mut self, now: u64) -> Advance {
+            let mut out = Vec::new();
+            loop {
+                let r = self.wheel.advance(now / TICK, now, &mut out, 3);
+                out.drain(..).for_each(Waker::wake);
+                if r != Advance::Full {
+                    return r;
+                }
+            }
+        }
+        fn fired(&self) -> Vec<usize> {
+            std::mem::take(&mut *self.log.lock().unwrap())
+        }
+    }
+
+    #[test]
+    fn fires_each_bucket_once_its_boundary_passes_and_never_before() {
+        let mut h = Harness::new(8);
+        h.insert(1, 10); // exactly on tick 1's boundary
+        h.insert(2, 11); // rounds up to tick 2
+        h.insert(3, 20);
+        assert_eq!(h.advance_to(9), Advance::Until(1));
+        assert!(h.fired().is_empty());
+        assert_eq!(h.advance_to(10), Advance::Until(2));
+        assert_eq!(h.fired(), vec![1]);
+        assert_eq!(h.advance_to(19), Advance::Until(2));
+        assert!(h.fired().is_empty(), "11 ns must wait for tick 2");
+        assert_eq!(h.advance_to(20), Advance::Idle);
+        let mut fired = h.fired();
+        fired.sort();
+        assert_eq!(fired, vec![2, 3]);
+        assert_eq!(h.wheel.pending(), 0);
+    }
+
+    #[test]
+    fn skips_empty_ticks_and_reports_the_next_busy_one() {
+        let mut h = Harness::new(64);
+        h.insert(1, 500);
+        assert_eq!(h.advance_to(0), Advance::Until(50));
+        assert_eq!(h.advance_to(499), Advance::Until(50));
+        assert_eq!(h.advance_to(500), Advance::Idle);
+        assert_eq!(h.fired(), vec![1]);
+    }
+
+    #[test]
+    fn far_timers_wait_in_the_overflow_and_move_in_once() {
+        let mut h = Harness::new(4); // a lap is 4 ticks = 40 ns
+        let n = 1000;
+        for i in 0..n {
+            // Spread over laps 2..250.
+            h.insert(i, 100 + (i as u64) * 10);
+        }
+        // Deadlines 100..=10_090 ns are ticks 10..=1009: laps 2..=252, all
+        // beyond the first lap, so all start in the overflow.
+        assert_eq!(h.wheel.overflow.len(), 251);
+        assert!(h.wheel.occupied.next_set(0).is_none());
+        let mut now = 0;
+        let mut fired = Vec::new();
+        loop {
+            let step = h.advance_to(now);
+            fired.extend(h.fired());
+            match step {
+                Advance::Until(t) => now = t * TICK,
+                Advance::Idle => break,
+                Advance::Full => unreachable!(),
+            }
+        }
+        assert!(
+            fired == (0..n).collect::<Vec<_>>(),
+            "not in deadline order, or not each once: {} fired",
+            fired.len()
+        );
+        let c = h.wheel.counters();
+        assert_eq!(c.fired, n as u64);
+        assert_eq!(c.migrated, n as u64, "each far timer moves exactly once");
+    }
+
+    #[test]
+    fn removing_unlinks_from_anywhere_in_a_list() {
+        let mut h = Harness::new(8);
+        let a = h.insert(1, 30);
+        let b = h.insert(2, 30);
+        let c = h.insert(3, 30);
+        let far = h.insert(4, 10_000);
+        let far2 = h.insert(5, 10_000);
+        assert_eq!(h.wheel.pending(), 5);
+        assert!(h.wheel.remove(b).is_some(), "middle");
+        assert!(h.wheel.remove(c).is_some(), "head");
+        assert!(h.wheel.remove(far2).is_some(), "overflow head");
+        assert!(h.wheel.remove(b).is_none(), "twice is a no-op");
+        assert_eq!(h.wheel.pending(), 2);
+        // Tick 1000 is in lap 125 of 8-tick laps: wake just before it, at 999.
+        assert_eq!(h.advance_to(30), Advance::Until(999));
+        assert_eq!(h.fired(), vec![1]);
+        assert!(h.wheel.remove(a).is_none(), "fired keys are dead");
+        assert!(h.wheel.remove(far).is_some(), "last overflow entry");
+        assert!(h.wheel.overflow.is_empty());
+        assert_eq!(h.advance_to(20_000), Advance::Idle);
+        assert!(h.fired().is_empty(), "removed entries never fire");
+        assert_eq!(h.wheel.counters().cancelled, 4);
+    }
+
+    #[test]
+    fn reset_moves_between_ring_and_overflow() {
+        let mut h = Harness::new(8);
+        let k = h.insert(1, 30);
+        assert!(matches!(
+            h.wheel.reset(k, 5_000),
+            Reset::Moved { tick: 500 }
+        ));
+        assert_eq!(h.wheel.pending(), 1);
+        assert_eq!(h.advance_to(100), Advance::Until(495));
+        assert!(h.fired().is_empty());
+        assert!(matches!(h.wheel.reset(k, 120), Reset::Moved { tick: 12 }));
+        assert_eq!(h.advance_to(120), Advance::Idle);
+        assert_eq!(h.fired(), vec![1]);
+        assert!(matches!(h.wheel.reset(k, 500), Reset::Stale));
+        let k2 = h.insert(2, 500);
+        assert!(matches!(h.wheel.reset(k2, 50), Reset::Elapsed(_)));
+        assert_eq!(h.wheel.pending(), 0);
+    }
+
+    #[test]
+    fn past_deadlines_are_refused_and_shutdown_drains_everything() {
+        let mut h = Harness::new(8);
+        h.insert(1, 50);
+        h.insert(2, 1_000_000);
+        h.advance_to(40);
+        let w = h.waker(9);
+        assert!(matches!(h.wheel.insert(40, &w), Insert::Elapsed));
+        assert!(matches!(h.wheel.insert(0, &w), Insert::Elapsed));
+        let mut out = Vec::new();
+        assert_eq!(h.wheel.drain(&mut out), 2);
+        assert_eq!(out.len(), 2);
+        assert_eq!(h.wheel.pending(), 0);
+        assert!(matches!(h.wheel.insert(10_000, &w), Insert::Shutdown));
+    }
+
+    #[test]
+    fn oversleeping_fires_buckets_in_order_without_firing_later_ones() {
+        let mut h = Harness::new(8);
+        for (id, deadline) in [(1, 15), (2, 35), (3, 75), (4, 95), (5, 300)] {
+            h.insert(id, deadline);
+        }
+        // The driver wakes late, at 80 ns: ticks 2, 4 and 8 are due, 10 is not.
+        assert_eq!(h.advance_to(80), Advance::Until(10));
+        assert_eq!(h.fired(), vec![1, 2, 3]);
+        // Tick 30 is in lap 3 (ticks 24..32): wake at 23 to move that lap in.
+        assert_eq!(h.advance_to(100), Advance::Until(23));
+        assert_eq!(h.fired(), vec![4]);
+        assert_eq!(h.advance_to(230), Advance::Until(30));
+        assert_eq!(h.advance_to(300), Advance::Idle);
+        assert_eq!(h.fired(), vec![5]);
+    }
+
+    #[test]
+    fn one_slot_wheels_work() {
+        let mut h = Harness::new(1);
+        for i in 0..5 {
+            h.insert(i, 10 * (5 - i as u64));
+        }
+        let mut now = 0;
+        loop {
+            match h.advance_to(now) {
+                Advance::Until(t) => now = t * TICK,
+                _ => break,
+            }
+        }
+        assert_eq!(h.fired(), vec![4, 3, 2, 1, 0]);
+    }
+
+    #[test]
+    fn waker_updates_replace_only_different_tasks() {
+        let mut h = Harness::new(8);
+        let k = h.insert(1, 30);
+        let same = h.wheel.slab.get(k).unwrap().waker.clone().unwrap();
+        assert!(matches!(
+            h.wheel.update_waker(k, &same),
+            WakerUpdate::Unchanged
+        ));
+        let other = h.waker(2);
+        assert!(matches!(
+            h.wheel.update_waker(k, &other),
+            WakerUpdate::Replaced(_)
+        ));
+        h.advance_to(30);
+        assert_eq!(h.fired(), vec![2], "the newest waker is the one woken");
+        assert!(matches!(h.wheel.update_waker(k, &other), WakerUpdate::Gone));
+    }
+}

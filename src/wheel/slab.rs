@@ -1,0 +1,230 @@
+//! Storage for wheel entries: fixed-size pages of slots addressed by `u32`
+//! keys, with a generation per slot.
+//!
+//! Keys stand in for pointers: bucket lists link entries by key, and a
+//! `Sleep` remembers `(key, generation)`. When an entry is freed its slot's
+//! generation is bumped, so a stale key held by a `Sleep` whose timer already
+//! fired can never read or unlink the slot's next occupant.
+//!
+//! Pages never move once allocated (growth adds a page instead of doubling a
+//! vector), so a freshly grown wheel wastes at most one page and never copies
+//! its entries. Freed slots go on an intrusive free list threaded through
+//! `next`, so registering after a cancel reuses memory instead of allocating.
+
+use std::task::Waker;
+
+/// The "no entry" key ending every list.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// Keys at or above this are never handed out: `Sleep` uses the values above
+/// it to name its unregistered and completed states.
+pub(crate) const MAX_KEY: u32 = u32::MAX - 8;
+
+const PAGE_SHIFT: u32 = 10;
+const PAGE_LEN: usize = 1 << PAGE_SHIFT;
+const PAGE_MASK: u32 = (PAGE_LEN as u32) - 1;
+
+/// One registered timer, as the driver sees it (40 bytes on 64-bit targets).
+#[derive(Debug)]
+pub(crate) struct Entry {
+    /// The task to wake; `None` only while the slot is free.
+    pub(crate) waker: Option<Waker>,
+    /// Deadline in nanoseconds since the timer's origin.
+    pub(crate) deadline: u64,
+    /// Previous entry in the same bucket list, or `NIL` at the head.
+    pub(crate) prev: u32,
+    /// Next entry in the same bucket list (or in the free list), or `NIL`.
+    pub(crate) next: u32,
+    generation: u32,
+}
+
+impl Entry {
+    fn vacant(next: u32) -> Self {
+        Entry {
+            waker: None,
+            deadline: 0,
+            prev: NIL,
+            next,
+            generation: 0,
+        }
+    }
+}
+
+/// A stable handle to a slot: valid until the entry is removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Slab {
+    pages: Vec<Box<[Entry]>>,
+    free_head: Option<u32>,
+    len: usize,
+}
+
+impl Slab {
+    /// Number of occupied slots.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes held by the slab's pages (for memory accounting).
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        self.pages.len() * PAGE_LEN * std::mem::size_of::<Entry>()
+    }
+
+    /// Stores a new entry, unlinked (`prev == next == NIL`).
+    ///
+    /// Returns `None` only when every key below [`MAX_KEY`] is in use
+    /// (about 4 billion live timers in one shard).
+    pub(crate) fn insert(&mut self, deadline: u64, waker: Waker) -> Option<Key> {
+        let index = match self.free_head {
+            Some(index) => index,
+            None => self.grow()?,
+        };
+        let entry = self.slot_mut(index);
+        let next_free = entry.next;
+        entry.waker = Some(waker);
+        entry.deadline = deadline;
+        entry.prev = NIL;
+        entry.next = NIL;
+        let generation = entry.generation;
+        self.free_head = (next_free != NIL).then_some(next_free);
+        self.len += 1;
+        Some(Key { index, generation })
+    }
+
+    /// The live entry behind `key`, or `None` if it was removed since.
+    pub(crate) fn get(&self, key: Key) -> Option<&Entry> {
+        let entry = self.slot(key.index)?;
+        (entry.waker.is_some() && entry.generation == key.generation).then_some(entry)
+    }
+
+    /// Mutable access to the live entry behind `key`.
+    pub(crate) fn get_mut(&mut self, key: Key) -> Option<&mut Entry> {
+        let entry = self.pages.get_mut(page_of(key.index))?;
+        let entry = &mut entry[offset_of(key.index)];
+        (entry.waker.is_some() && entry.generation == key.generation).then_some(entry)
+    }
+
+    /// The entry at `index`, which must be linked into a list (bucket walks
+    /// reach entries by index, not by `Key`).
+    pub(crate) fn at(&self, index: u32) -> &Entry {
+        &self.pages[page_of(index)][offset_of(index)]
+    }
+
+    pub(crate) fn at_mut(&mut self, index: u32) -> &mut Entry {
+        self.slot_mut(index)
+    }
+
+    /// Frees the occupied slot at `index` and returns its waker. The caller
+    /// must have unlinked it from its bucket list first.
+    pub(crate) fn remove(&mut self, index: u32) -> Waker {
+        let free_next = self.free_head.unwrap_or(NIL);
+        let entry = self.slot_mut(index);
+        let waker = entry
+            .waker
+            .take()
+            .unwrap_or_else(|| unreachable!("slab slot {index} removed while vacant"));
+        entry.generation = entry.generation.wrapping_add(1);
+        entry.prev = NIL;
+        entry.next = free_next;
+        self.free_head = Some(index);
+        self.len -= 1;
+        waker
+    }
+
+    fn slot(&self, index: u32) -> Option<&Entry> {
+        self.pages
+            .get(page_of(index))
+            .map(|page| &page[offset_of(index)])
+    }
+
+    fn slot_mut(&mut self, index: u32) -> &mut Entry {
+        &mut self.pages[page_of(index)][offset_of(index)]
+    }
+
+    /// Adds a page, threads its slots onto the free list and returns the
+    /// first one.
+    fn grow(&mut self) -> Option<u32> {
+        let base = u32::try_from(self.pages.len() * PAGE_LEN).ok()?;
+        if base >= MAX_KEY - PAGE_MASK {
+            return None;
+        }
+        let page: Box<[Entry]> = (0..PAGE_LEN as u32)
+            .map(|i| {
+                let next = if i + 1 < PAGE_LEN as u32 {
+                    base + i + 1
+                } else {
+                    NIL
+                };
+                Entry::vacant(next)
+            })
+            .collect();
+        self.pages.push(page);
+        Some(base)
+    }
+}
+
+fn page_of(index: u32) -> usize {
+    (index >> PAGE_SHIFT) as usize
+}
+
+fn offset_of(index: u32) -> usize {
+    (index & PAGE_MASK) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+
+    fn waker() -> Waker {
+        Waker::noop().clone()
+    }
+
+    #[test]
+    fn entry_is_forty_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 40);
+    }
+
+    #[test]
+    fn stale_keys_never_reach_a_reused_slot() {
+        let mut slab = Slab::default();
+        let a = slab.insert(5, waker()).unwrap();
+        slab.remove(a.index);
+        assert!(slab.get(a).is_none(), "removed key must be dead");
+        let b = slab.insert(6, waker()).unwrap();
+        assert_eq!(b.index, a.index, "the freed slot is reused first");
+        assert_ne!(b.generation, a.generation);
+        assert!(slab.get(a).is_none(), "old key must not see the new entry");
+        assert_eq!(slab.get(b).unwrap().deadline, 6);
+    }
+
+    #[test]
+    fn grows_by_pages_and_counts() {
+        let mut slab = Slab::default();
+        let keys: Vec<Key> = (0..3000)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
+        assert_eq!(slab.len(), 3000);
+        assert_eq!(
+            slab.allocated_bytes(),
+            3 * PAGE_LEN * std::mem::size_of::<Entry>()
+        );
+        for k in &keys {
+            slab.remove(k.index);
+        }
+        assert_eq!(slab.len(), 0);
+        // Refilling reuses the pages instead of growing.
+        for i in 0..3000 {
+            slab.insert(i, waker()).unwrap();
+        }
+        assert_eq!(
+            slab.allocated_bytes(),
+            3 * PAGE_LEN * std::mem::size_of::<Entry>()
+        );
+    }
+}
