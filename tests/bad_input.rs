@@ -1,0 +1,139 @@
+//! Behaviour 8: extreme and invalid input saturates or errors; nothing
+//! panics, overflows, fires early or hangs.
+
+mod common;
+
+use std::time::Duration;
+
+use common::poll_once;
+use tickwheel::{BuildError, Builder, Timer};
+use tokio::time::Instant;
+
+const YEAR: Duration = Duration::from_secs(365 * 86_400);
+
+#[tokio::test(start_paused = true)]
+async fn duration_max_saturates_and_never_fires() {
+    let timer = Timer::new();
+    let mut sleep = timer.sleep(Duration::MAX);
+    assert!(poll_once(&mut sleep).is_pending());
+    assert!(sleep.deadline() > Instant::now() + 200 * YEAR);
+    let mut timeout = Box::pin(timer.timeout(Duration::MAX, std::future::pending::<()>()));
+    assert!(futures::poll!(timeout.as_mut()).is_pending());
+    tokio::time::advance(3 * YEAR).await;
+    common::settle().await;
+    assert!(poll_once(&mut sleep).is_pending());
+    assert!(!sleep.is_elapsed());
+    assert!(futures::poll!(timeout.as_mut()).is_pending());
+    assert_eq!(timer.pending(), 2);
+    // Still registered, so shutdown still reaches them.
+    assert_eq!(timer.shutdown(), 2);
+    assert!(poll_once(&mut sleep).is_ready());
+}
+
+#[tokio::test(start_paused = true)]
+async fn far_instants_keep_their_exact_deadline() {
+    let timer = Timer::new();
+    let far = Instant::now() + 200 * YEAR;
+    let mut sleep = timer.sleep_until(far);
+    assert_eq!(sleep.deadline(), far);
+    assert!(poll_once(&mut sleep).is_pending());
+}
+
+#[tokio::test(start_paused = true)]
+async fn zero_and_past_deadlines_complete_on_first_poll() {
+    let timer = Timer::new();
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let now = Instant::now();
+    let before_the_timer = now - Duration::from_secs(60);
+    assert!(poll_once(&mut timer.sleep(Duration::ZERO)).is_ready());
+    assert!(poll_once(&mut timer.sleep_until(now)).is_ready());
+    assert!(poll_once(&mut timer.sleep_until(now - Duration::from_millis(1))).is_ready());
+    let mut old = timer.sleep_until(before_the_timer);
+    assert_eq!(
+        old.deadline(),
+        before_the_timer,
+        "exact even before the timer's origin"
+    );
+    assert!(poll_once(&mut old).is_ready());
+    let mut t = Box::pin(timer.timeout(Duration::ZERO, std::future::pending::<()>()));
+    assert!(matches!(
+        futures::poll!(t.as_mut()),
+        std::task::Poll::Ready(Err(_))
+    ));
+    // Completing again is still Ready, and none of them touched the wheel.
+    assert!(poll_once(&mut old).is_ready());
+    assert_eq!(timer.stats().registered, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_to_extremes_is_safe() {
+    let timer = Timer::new();
+    let mut sleep = timer.sleep(Duration::from_secs(1));
+    assert!(poll_once(&mut sleep).is_pending());
+    std::pin::Pin::new(&mut sleep).reset(Instant::now() + 250 * YEAR);
+    assert!(poll_once(&mut sleep).is_pending());
+    assert_eq!(timer.pending(), 1);
+    std::pin::Pin::new(&mut sleep).reset(Instant::now() - YEAR);
+    assert!(poll_once(&mut sleep).is_ready());
+    assert_eq!(timer.pending(), 0);
+}
+
+#[tokio::test]
+async fn every_bad_builder_setting_is_a_typed_error() {
+    let cases: Vec<(Builder, fn(&BuildError) -> bool)> = vec![
+        (Timer::builder().tick(Duration::ZERO), |e| {
+            matches!(e, BuildError::TickTooShort { .. })
+        }),
+        (Timer::builder().tick(Duration::from_micros(999)), |e| {
+            matches!(e, BuildError::TickTooShort { .. })
+        }),
+        (Timer::builder().slots(0), |e| {
+            matches!(e, BuildError::ZeroSlots)
+        }),
+        (Timer::builder().slots(Builder::MAX_SLOTS + 1), |e| {
+            matches!(e, BuildError::TooManySlots { .. })
+        }),
+        (Timer::builder().slots(usize::MAX), |e| {
+            matches!(e, BuildError::TooManySlots { .. })
+        }),
+        (Timer::builder().tick(Duration::MAX), |e| {
+            matches!(e, BuildError::SpanOverflow { .. })
+        }),
+        (
+            Timer::builder()
+                .tick(Duration::from_secs(200_000))
+                .slots(Builder::MAX_SLOTS),
+            |e| matches!(e, BuildError::SpanOverflow { .. }),
+        ),
+        (Timer::builder().max_pending(0), |e| {
+            matches!(e, BuildError::ZeroMaxPending)
+        }),
+    ];
+    for (builder, is_expected) in cases {
+        let err = builder
+            .clone()
+            .build()
+            .expect_err(&format!("{builder:?} must fail"));
+        assert!(is_expected(&err), "{builder:?} gave {err:?}");
+        assert!(!err.to_string().is_empty());
+    }
+    // The limits themselves are fine.
+    let timer = Timer::builder()
+        .tick(Builder::MIN_TICK)
+        .slots(Builder::MAX_SLOTS)
+        .max_pending(1)
+        .build()
+        .unwrap();
+    assert_eq!(timer.slots(), Builder::MAX_SLOTS);
+}
+
+#[test]
+fn building_outside_a_runtime_is_an_error() {
+    assert_eq!(Timer::builder().build().unwrap_err(), BuildError::NoRuntime);
+}
+
+#[test]
+#[should_panic(expected = "must be called from within a Tokio runtime")]
+fn new_outside_a_runtime_panics_with_a_clear_message() {
+    let _ = Timer::new();
+}

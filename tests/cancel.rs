@@ -1,0 +1,124 @@
+//! Behaviours 5 and 7: dropping unregisters at once and frees the slot for
+//! reuse; `reset` moves a registration without leaking it; the waker from the
+//! latest poll is the one woken.
+
+mod common;
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use common::{poll_once, poll_with, CountingWaker};
+use tickwheel::{Sleep, Timer};
+use tokio::time::Instant;
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_sleep_unregisters_it_at_once() {
+    let timer = Timer::new();
+    let mut sleeps: Vec<Sleep> = (0..10_000u64)
+        .map(|i| timer.sleep(Duration::from_secs(60 + i)))
+        .collect();
+    for s in &mut sleeps {
+        assert!(poll_once(s).is_pending());
+    }
+    assert_eq!(timer.pending(), 10_000);
+    let bytes = timer.stats().entry_bytes;
+    drop(sleeps);
+    // No time has passed: nothing waited for its bucket to come round.
+    assert_eq!(timer.pending(), 0);
+    assert_eq!(timer.stats().cancelled, 10_000);
+    // The freed slots are reused right away: the wheel does not grow.
+    let mut again: Vec<Sleep> = (0..10_000u64)
+        .map(|i| timer.sleep(Duration::from_secs(90 + i)))
+        .collect();
+    for s in &mut again {
+        assert!(poll_once(s).is_pending());
+    }
+    assert_eq!(timer.stats().entry_bytes, bytes);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_sleep_never_wakes_its_task() {
+    let timer = Timer::new();
+    let (counter, waker) = CountingWaker::new();
+    let mut sleep = timer.sleep(Duration::from_millis(50));
+    assert!(poll_with(&mut sleep, &waker).is_pending());
+    drop(sleep);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(counter.wakes(), 0);
+    assert_eq!(timer.stats().fired, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_moves_the_registration_without_leaking_it() {
+    let timer = Timer::new();
+    let start = Instant::now();
+    let (counter, waker) = CountingWaker::new();
+    let mut sleep = timer.sleep(Duration::from_millis(100));
+    assert!(poll_with(&mut sleep, &waker).is_pending());
+    for i in 0..1000u64 {
+        Pin::new(&mut sleep).reset(start + Duration::from_millis(200 + i));
+        assert_eq!(timer.pending(), 1, "reset #{i} leaked a registration");
+    }
+    let deadline = sleep.deadline();
+    assert_eq!(deadline, start + Duration::from_millis(1199));
+    // Past the first deadline: nothing fires, the registration moved.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(counter.wakes(), 0);
+    // The task is woken at the new deadline without polling again first.
+    tokio::time::sleep_until(deadline + timer.tick()).await;
+    assert_eq!(counter.wakes(), 1);
+    assert!(poll_once(&mut sleep).is_ready());
+    assert!(Instant::now() >= deadline);
+    let stats = timer.stats();
+    assert_eq!((stats.pending, stats.registered, stats.fired), (0, 1, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_earlier_wakes_earlier_and_reset_to_the_past_completes() {
+    let timer = Timer::new();
+    let start = Instant::now();
+    let mut sleep = timer.sleep(Duration::from_secs(60));
+    assert!(poll_once(&mut sleep).is_pending());
+    Pin::new(&mut sleep).reset(start + Duration::from_millis(20));
+    (&mut sleep).await;
+    assert_eq!(start.elapsed(), Duration::from_millis(20));
+
+    // A completed sleep can be reset to run again.
+    Pin::new(&mut sleep).reset(Instant::now() + Duration::from_millis(30));
+    assert!(!sleep.is_elapsed());
+    (&mut sleep).await;
+    assert_eq!(start.elapsed(), Duration::from_millis(50));
+
+    // Reset to a passed deadline: ready on the next poll, registration gone.
+    let (counter, waker) = CountingWaker::new();
+    let mut other = timer.sleep(Duration::from_secs(60));
+    assert!(poll_with(&mut other, &waker).is_pending());
+    Pin::new(&mut other).reset(start);
+    assert_eq!(counter.wakes(), 1, "the waiting task is told");
+    assert_eq!(timer.pending(), 0);
+    assert!(poll_once(&mut other).is_ready());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_waker_of_the_latest_poll_is_the_one_woken() {
+    let timer = Timer::new();
+    let (first, first_waker) = CountingWaker::new();
+    let (second, second_waker) = CountingWaker::new();
+    let mut sleep = timer.sleep(Duration::from_millis(40));
+    assert!(poll_with(&mut sleep, &first_waker).is_pending());
+    assert!(poll_with(&mut sleep, &second_waker).is_pending());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(first.wakes(), 0, "a replaced waker must not be woken");
+    assert_eq!(second.wakes(), 1);
+    assert!(poll_with(&mut sleep, &second_waker).is_ready());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sleep_moved_between_tasks_wakes_the_new_task() {
+    let timer = Timer::new();
+    let mut sleep = timer.sleep(Duration::from_millis(40));
+    assert!(poll_once(&mut sleep).is_pending()); // registered by "task one"
+    let start = Instant::now();
+    tokio::spawn(sleep).await.unwrap(); // awaited by another task
+    assert!(start.elapsed() >= Duration::from_millis(30));
+}

@@ -1,0 +1,53 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+/// A waker that counts how often it was woken.
+#[derive(Default)]
+pub struct CountingWaker {
+    wakes: AtomicUsize,
+}
+
+impl CountingWaker {
+    pub fn new() -> (Arc<Self>, Waker) {
+        let counter = Arc::new(CountingWaker::default());
+        let waker = Waker::from(counter.clone());
+        (counter, waker)
+    }
+
+    pub fn wakes(&self) -> usize {
+        self.wakes.load(Ordering::SeqCst)
+    }
+}
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Polls `fut` once with `waker`.
+pub fn poll_with<F: Future + Unpin>(fut: &mut F, waker: &Waker) -> Poll<F::Output> {
+    Pin::new(fut).poll(&mut Context::from_waker(waker))
+}
+
+/// Polls `fut` once with a waker that does nothing.
+pub fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
+    poll_with(fut, Waker::noop())
+}
+
+/// Lets the driver task run (on a current-thread runtime) without moving the
+/// paused clock.
+pub async fn settle() {
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+}

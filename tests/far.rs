@@ -1,0 +1,42 @@
+//! Behaviour 4: deadlines many revolutions away wait in the overflow level and
+//! move into the wheel once, with no walk per revolution; millions of them.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{poll_with, CountingWaker};
+use tickwheel::Timer;
+use tokio::time::Instant;
+
+#[tokio::test(start_paused = true)]
+async fn two_million_far_timers_each_move_once_and_all_fire() {
+    const N: u64 = 2_000_000;
+    let timer = Timer::new(); // a revolution is 5.12 s
+    let start = Instant::now();
+    let (counter, waker) = CountingWaker::new();
+    // Deadlines between 1 h and 11 h on whole seconds: ~7,000 revolutions
+    // ahead. A per-revolution walk would touch entries 10^10 times.
+    let mut sleeps: Vec<_> = (0..N)
+        .map(|i| timer.sleep_until(start + Duration::from_secs(3600 + (i * 7919) % 36_000)))
+        .collect();
+    for sleep in &mut sleeps {
+        assert!(poll_with(sleep, &waker).is_pending());
+    }
+    assert_eq!(timer.pending(), N as usize);
+    tokio::time::sleep(Duration::from_secs(3599)).await;
+    assert_eq!(counter.wakes(), 0, "nothing fires before its deadline");
+    tokio::time::sleep(Duration::from_secs(36_001)).await;
+    assert_eq!(counter.wakes(), N as usize);
+    assert!(sleeps.iter().all(|s| s.is_elapsed()));
+    let stats = timer.stats();
+    assert_eq!(stats.pending, 0);
+    assert_eq!(stats.fired, N);
+    assert_eq!(
+        stats.migrated, N,
+        "every far timer moved into the ring exactly once"
+    );
+    // One wake-up per busy bucket plus one per lap holding timers, roughly;
+    // far fewer than the 4 million ticks that passed.
+    assert!(stats.wakeups < 36_000 + 8_000, "{} wake-ups", stats.wakeups);
+}

@@ -1,0 +1,77 @@
+//! Behaviour 3: an idle timer parks (no driver wake-ups at all), and a busy
+//! one sleeps straight to the next non-empty bucket instead of every tick.
+
+mod common;
+
+use std::time::Duration;
+
+use common::settle;
+use tickwheel::Timer;
+
+#[tokio::test(start_paused = true)]
+async fn idle_timer_does_not_wake_at_all() {
+    let timer = Timer::builder()
+        .tick(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    settle().await;
+    let before = timer.stats().wakeups;
+    // An hour of paused time: a per-tick driver would wake 3.6 million times.
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(timer.stats().wakeups, before);
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_again_after_the_last_timer_fires() {
+    let timer = Timer::new();
+    timer.sleep(Duration::from_millis(30)).await;
+    settle().await;
+    let before = timer.stats().wakeups;
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    assert_eq!(timer.stats().wakeups, before);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lone_timer_costs_a_few_wakeups_not_one_per_tick() {
+    let timer = Timer::new(); // 10 ms ticks, 512 slots: one lap is 5.12 s
+    settle().await;
+    let before = timer.stats();
+    timer.sleep(Duration::from_secs(10)).await; // 1000 ticks away, in lap 1
+    let after = timer.stats();
+    // One wake-up for the registration's notice, one to move lap 1 into the
+    // ring, one to fire.
+    assert!(
+        after.wakeups - before.wakeups <= 3,
+        "{} wake-ups for one timer",
+        after.wakeups - before.wakeups
+    );
+    assert_eq!(after.ticks, 1000, "the clock still advanced 1000 ticks");
+}
+
+#[tokio::test(start_paused = true)]
+async fn sparse_timers_cost_wakeups_per_busy_bucket() {
+    let timer = Timer::builder()
+        .tick(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    settle().await;
+    let before = timer.stats().wakeups;
+    let mut tasks = Vec::new();
+    for i in 1..=10u64 {
+        let timer = timer.clone();
+        // Ten buckets, 100 ms apart, 50 timers each.
+        for _ in 0..50 {
+            let timer = timer.clone();
+            tasks.push(tokio::spawn(async move {
+                timer.sleep(Duration::from_millis(100 * i)).await
+            }));
+        }
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let wakeups = timer.stats().wakeups - before;
+    // 1000 ticks passed; about one wake-up per non-empty bucket (plus a few
+    // for registration notices), never one per tick.
+    assert!(wakeups <= 10 + 10, "{wakeups} wake-ups for 10 busy buckets");
+}

@@ -1,0 +1,116 @@
+//! Behaviours 2, 6 and 9 on a real multi-thread runtime with real time:
+//! exactness is checked against the clock (never early), lateness only with
+//! generous bounds.
+
+use std::future::Future as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tickwheel::Timer;
+use tokio::time::Instant;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_time_sleeps_never_fire_early() {
+    let timer = Timer::new();
+    let mut tasks = Vec::new();
+    for i in 0..2000u64 {
+        let timer = timer.clone();
+        tasks.push(tokio::spawn(async move {
+            let sleep = timer.sleep(Duration::from_millis(1 + i % 300));
+            let deadline = sleep.deadline();
+            sleep.await;
+            let now = Instant::now();
+            assert!(now >= deadline, "fired {:?} early", deadline - now);
+            now - deadline
+        }));
+    }
+    for task in tasks {
+        let late = task.await.unwrap();
+        assert!(late < Duration::from_secs(2), "late by {late:?}");
+    }
+    assert_eq!(timer.pending(), 0);
+}
+
+/// Behaviour 9: a million concurrent sleeps across two workers all fire,
+/// none early, and the wheel empties.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_million_concurrent_sleeps_all_fire() {
+    const TASKS: u64 = 1000;
+    const PER_TASK: u64 = 1000;
+    let timer = Timer::new();
+    let fired = Arc::new(AtomicUsize::new(0));
+    let early = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for t in 0..TASKS {
+        let (timer, fired, early) = (timer.clone(), fired.clone(), early.clone());
+        tasks.push(tokio::spawn(async move {
+            let sleeps = (0..PER_TASK).map(|i| {
+                // Deadlines spread over 0.2 .. 1.2 s from the start.
+                let deadline = start
+                    + Duration::from_millis(200)
+                    + Duration::from_micros((t * PER_TASK + i) % 1_000_000);
+                let sleep = timer.sleep_until(deadline);
+                let (fired, early) = (fired.clone(), early.clone());
+                async move {
+                    sleep.await;
+                    if Instant::now() < deadline {
+                        early.fetch_add(1, Ordering::Relaxed);
+                    }
+                    fired.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            futures::future::join_all(sleeps).await;
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(fired.load(Ordering::Relaxed), (TASKS * PER_TASK) as usize);
+    assert_eq!(
+        early.load(Ordering::Relaxed),
+        0,
+        "sleeps fired before their deadline"
+    );
+    assert_eq!(timer.pending(), 0);
+    let stats = timer.stats();
+    assert_eq!(stats.registered, stats.fired + stats.cancelled);
+}
+
+/// Behaviour 6, end to end: threads registering and cancelling at once all
+/// make progress and leave nothing behind. (The unit test
+/// `shard::tests::a_held_shard_lock_does_not_block_another_shard` shows
+/// they do not share a lock.)
+#[test]
+fn many_threads_register_and_cancel_concurrently() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let timer = Timer::builder()
+        .runtime(rt.handle().clone())
+        .build()
+        .unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let timer = timer.clone();
+            std::thread::spawn(move || {
+                let waker = std::task::Waker::noop();
+                let mut cx = std::task::Context::from_waker(waker);
+                for i in 0..50_000u64 {
+                    let mut sleep = timer.sleep(Duration::from_secs(5 + i % 100));
+                    assert!(std::pin::Pin::new(&mut sleep).poll(&mut cx).is_pending());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let stats = timer.stats();
+    assert_eq!(stats.pending, 0);
+    assert_eq!(stats.registered, 200_000);
+    assert_eq!(stats.cancelled, 200_000);
+}

@@ -1,0 +1,125 @@
+//! Behaviours 1 and 2: never early, at most one tick late, and exactly
+//! deterministic on tokio's paused clock.
+
+mod common;
+
+use std::time::Duration;
+
+use tickwheel::Timer;
+use tokio::time::Instant;
+
+/// The instant a sleep with `deadline` must complete at on a paused clock:
+/// the first tick boundary (counted from the timer's origin) at or after it.
+fn boundary_after(origin: Instant, deadline: Instant, tick: Duration) -> Instant {
+    let since = deadline.saturating_duration_since(origin).as_nanos();
+    let tick_ns = tick.as_nanos();
+    let ticks = since.div_ceil(tick_ns);
+    origin + Duration::from_nanos((ticks * tick_ns) as u64)
+}
+
+#[tokio::test(start_paused = true)]
+async fn sleeps_end_exactly_on_the_next_tick_boundary_never_before() {
+    let timer = Timer::new();
+    let origin = Instant::now(); // the paused clock has not moved since build
+    let tick = timer.tick();
+    let ms = Duration::from_millis;
+    let cases = [
+        Duration::from_nanos(1),
+        ms(1),
+        ms(9) + Duration::from_micros(999),
+        ms(10),
+        ms(10) + Duration::from_nanos(1),
+        ms(15),
+        ms(5120),          // exactly one revolution of 512 x 10 ms
+        ms(5120) + ms(7),  // just past it: through the overflow level
+        ms(5120 * 3 - 10), // last tick of the third revolution
+        Duration::from_secs(3600),
+    ];
+    for d in cases {
+        let sleep = timer.sleep(d);
+        let deadline = sleep.deadline();
+        sleep.await;
+        let now = Instant::now();
+        assert!(now >= deadline, "{d:?}: woke {:?} early", deadline - now);
+        assert_eq!(
+            now,
+            boundary_after(origin, deadline, tick),
+            "{d:?}: not on the first boundary after the deadline"
+        );
+        assert!(now - deadline < tick, "{d:?}: more than a tick late");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_sleeps_each_fire_on_their_own_boundary() {
+    let timer = Timer::builder()
+        .tick(Duration::from_millis(3))
+        .slots(64)
+        .build()
+        .unwrap();
+    let origin = Instant::now();
+    let tick = timer.tick();
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut tasks = Vec::new();
+    for _ in 0..2000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        // 0..2 s in microseconds: many revolutions of 64 x 3 ms.
+        let d = Duration::from_micros(seed % 2_000_000);
+        let timer = timer.clone();
+        tasks.push(tokio::spawn(async move {
+            let sleep = timer.sleep(d);
+            let deadline = sleep.deadline();
+            sleep.await;
+            (deadline, Instant::now())
+        }));
+    }
+    for task in tasks {
+        let (deadline, woke) = task.await.unwrap();
+        assert!(woke >= deadline, "woke early by {:?}", deadline - woke);
+        assert_eq!(woke, boundary_after(origin, deadline, tick));
+    }
+    let stats = timer.stats();
+    assert_eq!(stats.pending, 0);
+    assert_eq!(stats.registered, stats.fired + stats.cancelled);
+    assert!(stats.lateness.max < tick, "{}", stats.lateness);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_same_program_gives_the_same_wakeups_every_run() {
+    async fn run() -> Vec<Duration> {
+        let timer = Timer::new();
+        let start = Instant::now();
+        let mut woke = Vec::new();
+        for d in [7u64, 30, 1, 999, 5_200, 12] {
+            timer.sleep(Duration::from_millis(d)).await;
+            woke.push(start.elapsed());
+        }
+        woke
+    }
+    assert_eq!(run().await, run().await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn lateness_is_reported_and_never_negative() {
+    let timer = Timer::new();
+    for d in [1u64, 5, 10, 25] {
+        timer.sleep(Duration::from_millis(d)).await;
+    }
+    let lateness = timer.stats().lateness;
+    assert_eq!(lateness.count, 4);
+    // Deadlines 1, 5, 10 and 25 ms after ticks at 0, 10, 20, 30 ms... each
+    // rounds up to the next 10 ms boundary; all are under one tick late.
+    assert!(lateness.max < Duration::from_millis(10), "{lateness}");
+    assert!(lateness.max > Duration::ZERO, "rounding up must show");
+}
+
+#[tokio::test(start_paused = true)]
+async fn cached_clock_follows_processed_ticks() {
+    let timer = Timer::new();
+    timer.sleep(Duration::from_millis(1234)).await;
+    let now = Instant::now();
+    assert!(timer.now() <= now);
+    assert!(now - timer.now() < timer.tick());
+}

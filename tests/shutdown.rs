@@ -1,0 +1,189 @@
+//! Shutdown, explicit or by the runtime going away: every waiter is woken,
+//! nothing waits forever, and later use fails fast or completes at once.
+//! Also: sleeps work on executors other than the driver's runtime.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{poll_once, poll_with, settle, CountingWaker};
+use tickwheel::Timer;
+use tokio::time::Instant;
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_wakes_every_waiter_and_reports_how_many() {
+    let timer = Timer::new();
+    let mut tasks = Vec::new();
+    for i in 0..100u64 {
+        let timer = timer.clone();
+        tasks.push(tokio::spawn(async move {
+            timer
+                .timeout(
+                    Duration::from_secs(60 + i * 1000),
+                    std::future::pending::<()>(),
+                )
+                .await
+        }));
+    }
+    settle().await;
+    assert_eq!(timer.pending(), 100);
+    assert_eq!(timer.shutdown(), 100);
+    assert_eq!(timer.pending(), 0);
+    for task in tasks {
+        let err = task.await.unwrap().unwrap_err();
+        assert!(err.is_shutdown(), "{err}");
+    }
+    assert_eq!(timer.shutdown(), 0, "a second shutdown finds nothing");
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_shutdown_new_timers_complete_at_once_or_fail_fast() {
+    let timer = Timer::new();
+    timer.shutdown();
+    assert!(timer.is_shutdown());
+    assert!(poll_once(&mut timer.sleep(Duration::from_secs(60))).is_ready());
+    assert!(poll_once(&mut timer.sleep_until(Instant::now() + Duration::from_secs(1))).is_ready());
+    let err = timer
+        .timeout(Duration::from_secs(60), std::future::pending::<()>())
+        .await
+        .unwrap_err();
+    assert!(err.is_shutdown());
+    // A future that is ready still wins: the inner future is polled first.
+    assert_eq!(
+        timer.timeout(Duration::from_secs(1), async { 3 }).await,
+        Ok(3)
+    );
+    assert!(timer
+        .try_sleep(Duration::from_secs(1))
+        .unwrap_err()
+        .is_shutdown());
+    assert!(timer
+        .try_sleep_until(Instant::now())
+        .unwrap_err()
+        .is_shutdown());
+    assert!(timer
+        .try_timeout(Duration::from_secs(1), async {})
+        .map(drop)
+        .unwrap_err()
+        .is_shutdown());
+    assert!(timer
+        .try_timeout_at(Instant::now(), async {})
+        .map(drop)
+        .unwrap_err()
+        .is_shutdown());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_that_really_elapsed_is_not_blamed_on_shutdown() {
+    let timer = Timer::new();
+    let err = timer
+        .timeout(Duration::from_millis(10), std::future::pending::<()>())
+        .await
+        .unwrap_err();
+    assert!(!err.is_shutdown());
+}
+
+/// The driver's runtime shuts down while a task on another thread waits:
+/// that task is woken and its sleep completes instead of hanging.
+#[test]
+fn dropping_the_driver_runtime_wakes_waiters_elsewhere() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let timer = Timer::builder()
+        .runtime(rt.handle().clone())
+        .build()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let waiter = {
+        let timer = timer.clone();
+        std::thread::spawn(move || {
+            let sleep = timer.sleep(Duration::from_secs(3600));
+            let timeout = timer.timeout(Duration::from_secs(3600), std::future::pending::<()>());
+            tx.send("registered").unwrap();
+            let outcome = futures::executor::block_on(async { futures::join!(sleep, timeout).1 });
+            tx.send(if outcome.unwrap_err().is_shutdown() {
+                "woken by shutdown"
+            } else {
+                "elapsed?"
+            })
+            .unwrap();
+        })
+    };
+    assert_eq!(rx.recv().unwrap(), "registered");
+    // Let the driver run once so it is parked waiting, then kill its runtime.
+    rt.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
+    drop(rt);
+    let msg = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a waiter hung after the driver's runtime shut down");
+    assert_eq!(msg, "woken by shutdown");
+    waiter.join().unwrap();
+    assert!(timer.is_shutdown());
+    // Polled after its timer is gone: completes instead of hanging.
+    assert!(poll_once(&mut timer.sleep(Duration::from_secs(1))).is_ready());
+    assert!(timer
+        .try_sleep(Duration::from_secs(1))
+        .unwrap_err()
+        .is_shutdown());
+}
+
+#[test]
+fn sleeps_work_on_other_executors() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let timer = Timer::builder()
+        .runtime(rt.handle().clone())
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    futures::executor::block_on(timer.sleep(Duration::from_millis(50)));
+    assert!(start.elapsed() >= Duration::from_millis(50));
+    let other = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let got = other.block_on(timer.timeout(Duration::from_secs(5), async { 9 }));
+    assert_eq!(got, Ok(9));
+}
+
+#[tokio::test(start_paused = true)]
+async fn sleeps_outlive_their_timer_handle() {
+    let timer = Timer::new();
+    let sleep = timer.sleep(Duration::from_millis(500));
+    drop(timer); // the last handle: the driver keeps going for the live sleep
+    settle().await;
+    let start = Instant::now();
+    sleep.await;
+    assert!(start.elapsed() >= Duration::from_millis(490));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_waker_does_not_stop_the_driver() {
+    struct Panicky;
+    impl std::task::Wake for Panicky {
+        fn wake(self: std::sync::Arc<Self>) {
+            panic!("this waker panics on purpose");
+        }
+    }
+    let timer = Timer::new();
+    let bad = std::task::Waker::from(std::sync::Arc::new(Panicky));
+    let (counter, good) = CountingWaker::new();
+    let mut sleeps: Vec<_> = (0..3)
+        .map(|_| timer.sleep(Duration::from_millis(20)))
+        .collect();
+    assert!(poll_with(&mut sleeps[0], &good).is_pending());
+    assert!(poll_with(&mut sleeps[1], &bad).is_pending());
+    assert!(poll_with(&mut sleeps[2], &good).is_pending());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(counter.wakes(), 2, "the rest of the bucket still fires");
+    assert_eq!(timer.stats().wake_panics, 1);
+    // The driver is still alive.
+    assert!(!timer.is_shutdown());
+    timer.sleep(Duration::from_millis(20)).await;
+}
