@@ -1,4 +1,92 @@
-//! tickwheel (docs written below)
+//! A hashed-wheel timer for tokio: cheap, sharded, bounded timers that wake
+//! tasks, with the shapes of `tokio::time`.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), tickwheel::Elapsed> {
+//! use std::time::Duration;
+//!
+//! let timer = tickwheel::Timer::new();
+//! timer.sleep(Duration::from_secs(1)).await;
+//! let reply = timer.timeout(Duration::from_millis(300), async { "pong" }).await?;
+//! assert_eq!(reply, "pong");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # When to choose it over `tokio::time`
+//!
+//! `tokio::time` is exact to the millisecond and needs no setup: use it unless
+//! timers are a cost you can measure. tickwheel is for services that keep very
+//! many coarse timers alive at once (request timeouts, retries, heartbeats,
+//! leases) where:
+//!
+//! - tokio's one timer mutex per runtime, taken by every registration and every
+//!   cancellation, shows up in profiles: tickwheel shards its wheel so threads
+//!   do not share a lock;
+//! - memory per timer matters: a [`Sleep`] is 24 bytes and a registered timer
+//!   adds a 40-byte entry (tokio's `Sleep` alone is over 100 bytes);
+//! - you want a bound on how many timers can exist ([`Builder::max_pending`]),
+//!   a report of what the timer holds ([`Timer::stats`]), and a way to stop
+//!   everything at once ([`Timer::shutdown`]).
+//!
+//! The price is resolution: deadlines round up to the next tick (10 ms by
+//! default). Moving over is one line per call site: `tokio::time::sleep(d)`
+//! becomes `timer.sleep(d)`, `tokio::time::timeout(d, f)` becomes
+//! `timer.timeout(d, f)`, with the same output types and methods.
+//!
+//! # Design
+//!
+//! A timer is a ring of `slots` buckets, one per tick (Netty's
+//! `HashedWheelTimer`, after Varghese and Lauck's hashed timing wheel):
+//! a deadline's tick is `ceil(deadline / tick)`, its bucket `tick % slots`.
+//!
+//! - **Shards.** The wheel is split into shards (one per core, at least four),
+//!   each behind its own mutex. A thread always uses the same shard, so two
+//!   workers registering and cancelling at once never wait on each other.
+//! - **Entries.** A registered timer is a 40-byte entry in its shard's slab
+//!   (fixed pages, reused through a free list), linked into its bucket by
+//!   index. A `Sleep` holds its entry's key and generation; dropping it unlinks
+//!   the entry in O(1) and frees the slot at once.
+//! - **Lazy registration.** A `Sleep` enters the wheel on its first poll, so a
+//!   timeout whose future is ready at once never touches it.
+//! - **Far deadlines.** The ring holds only the current revolution. Later
+//!   deadlines wait in an overflow level, one list per revolution, which moves
+//!   into the ring when its revolution begins: each timer is moved once,
+//!   instead of being visited every revolution as in Netty.
+//! - **The driver** is one task on the tokio runtime. It sleeps with
+//!   `tokio::time` until the next non-empty bucket (found through an occupancy
+//!   bitmap), processes every due bucket of every shard, and wakes the tasks
+//!   outside the locks. With nothing registered it parks on a `Notify` and
+//!   never wakes. A registration earlier than the driver's target notifies it;
+//!   later ones touch nothing shared. No user code runs on the driver, only
+//!   `Waker::wake`.
+//! - **Shutdown.** [`Timer::shutdown`], or the runtime dropping the driver
+//!   task, wakes every registered task; afterwards sleeps complete at once and
+//!   timeouts return [`Elapsed`] with [`Elapsed::is_shutdown`]. No task is
+//!   left waiting on a dead timer.
+//!
+//! # Precision
+//!
+//! - A timer never fires before its deadline, as measured by
+//!   `tokio::time::Instant::now()`. (The only exception is shutdown, which ends
+//!   every wait; [`Elapsed::is_shutdown`] tells those apart.)
+//! - Deadlines round up to the next tick boundary, counted from the moment the
+//!   timer was built, so a timer fires at most one tick after its deadline,
+//!   plus the time the runtime takes to run the driver and then the task.
+//! - Zero and past deadlines complete on the first poll, without registering.
+//! - Deadlines too far away to represent (beyond about 292 years, such as
+//!   `Duration::MAX`) saturate: they never fire, never overflow, and are still
+//!   woken by shutdown.
+//!
+//! Because the driver sleeps on tokio's clock, tests with
+//! `#[tokio::test(start_paused = true)]` and `tokio::time::advance` drive the
+//! wheel exactly and deterministically.
+//!
+//! # Executors
+//!
+//! The driver needs a tokio runtime with its time driver enabled. The futures
+//! do not: a [`Sleep`] or [`Timeout`] can be awaited on any executor.
 #![warn(
     missing_docs,
     missing_debug_implementations,

@@ -116,6 +116,9 @@ impl Timer {
     /// Outside a tokio runtime, like `tokio::spawn`. Use
     /// [`Timer::builder`]`().runtime(handle).build()` to pick a runtime
     /// explicitly.
+    // No `Default`: it would panic outside a runtime, which `Default` users
+    // do not expect.
+    #[allow(clippy::new_without_default)]
     #[track_caller]
     pub fn new() -> Timer {
         match Handle::try_current() {

@@ -80,7 +80,8 @@ async fn reset_to_extremes_is_safe() {
 
 #[tokio::test]
 async fn every_bad_builder_setting_is_a_typed_error() {
-    let cases: Vec<(Builder, fn(&BuildError) -> bool)> = vec![
+    type Check = fn(&BuildError) -> bool;
+    let cases: Vec<(Builder, Check)> = vec![
         (Timer::builder().tick(Duration::ZERO), |e| {
             matches!(e, BuildError::TickTooShort { .. })
         }),

@@ -50,7 +50,7 @@ async fn try_methods_fail_fast_at_capacity_and_recover() {
 async fn plain_sleep_panics_at_capacity() {
     let timer = Timer::builder().max_pending(1).build().unwrap();
     let _held = timer.sleep(Duration::from_secs(1));
-    let _ = timer.sleep(Duration::from_secs(1));
+    let _second = timer.sleep(Duration::from_secs(1));
 }
 
 #[tokio::test]

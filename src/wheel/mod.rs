@@ -621,11 +621,8 @@ mod tests {
             h.insert(i, 10 * (5 - i as u64));
         }
         let mut now = 0;
-        loop {
-            match h.advance_to(now) {
-                Advance::Until(t) => now = t * TICK,
-                _ => break,
-            }
+        while let Advance::Until(t) = h.advance_to(now) {
+            now = t * TICK;
         }
         assert_eq!(h.fired(), vec![4, 3, 2, 1, 0]);
     }
