@@ -81,6 +81,23 @@ fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
         .sample_size(30);
 }
 
+/// Registers a tokio sleep due in 4 s (before any churned 5 s sleep, after the
+/// end of any batch) and lets the runtime park once, so tokio's time driver
+/// records it as its next wake-up.
+///
+/// tokio's driver unparks itself (an eventfd `write`, a syscall) whenever a
+/// new timer is due before the wake-up it recorded when it last parked, or it
+/// recorded none (its wheel was empty, or it has not parked). A batch that
+/// never yields never lets it park, so without this every registration in the
+/// batch pays that syscall. A runtime that parks now and then while some timer
+/// is pending (a busy server) mostly does not.
+async fn anchor_tokio_driver() -> Pin<Box<tokio::time::Sleep>> {
+    let mut anchor = Box::pin(tokio::time::sleep(Duration::from_secs(4)));
+    assert!(poll!(anchor.as_mut()).is_pending());
+    tokio::task::yield_now().await;
+    anchor
+}
+
 /// Pending on its first poll, ready on the second: a call that does not
 /// complete synchronously but completes long before its timeout.
 struct YieldOnce {
@@ -185,6 +202,23 @@ fn w2_churn(c: &mut Criterion) {
                     assert!(poll!(sleep.as_mut()).is_pending());
                 }
                 start.elapsed()
+            })
+        });
+    });
+
+    group.bench_function("tokio_anchored", |b| {
+        let rt = runtime();
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let anchor = anchor_tokio_driver().await;
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let mut sleep = pin!(tokio::time::sleep(black_box(DEADLINE)));
+                    assert!(poll!(sleep.as_mut()).is_pending());
+                }
+                let elapsed = start.elapsed();
+                drop(anchor);
+                elapsed
             })
         });
     });
@@ -325,6 +359,24 @@ fn w1_timeout_inline(c: &mut Criterion) {
                     assert!(out.is_ok());
                 }
                 start.elapsed()
+            })
+        });
+    });
+
+    group.bench_function("tokio_anchored", |b| {
+        let rt = runtime();
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let anchor = anchor_tokio_driver().await;
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let out =
+                        poll_twice(tokio::time::timeout(black_box(DEADLINE), pending_once())).await;
+                    assert!(out.is_ok());
+                }
+                let elapsed = start.elapsed();
+                drop(anchor);
+                elapsed
             })
         });
     });
