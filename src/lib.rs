@@ -50,10 +50,12 @@
 //!   the entry in O(1) and frees the slot at once.
 //! - **Lazy registration.** A `Sleep` enters the wheel on its first poll, so a
 //!   timeout whose future is ready at once never touches it.
-//! - **Far deadlines.** The ring holds only the current revolution. Later
-//!   deadlines wait in an overflow level, one list per revolution, which moves
-//!   into the ring when its revolution begins: each timer is moved once,
-//!   instead of being visited every revolution as in Netty.
+//! - **Far deadlines.** The ring has buckets for the current and the next
+//!   revolution, so any deadline less than one revolution away goes straight
+//!   into its bucket. Later deadlines wait in an overflow level, one list per
+//!   revolution, which moves into the ring a revolution ahead of time: each
+//!   timer is moved once, instead of being visited every revolution as in
+//!   Netty.
 //! - **The driver** is one task on the tokio runtime. It sleeps with
 //!   `tokio::time` until the next non-empty bucket (found through an occupancy
 //!   bitmap), processes every due bucket of every shard, and wakes the tasks

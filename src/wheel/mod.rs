@@ -1,26 +1,30 @@
-//! One shard's hashed wheel: a ring of buckets for the current revolution and
-//! an overflow level for later ones.
+//! One shard's hashed wheel: a ring of buckets covering the current and the
+//! next revolution, and an overflow level for later ones.
 //!
 //! ```text
-//!  lap = tick >> shift            slot = tick & mask
+//!  lap = tick >> shift (a lap is one revolution of `slots` ticks)
+//!  slot = tick & mask  (the ring has 2 * slots buckets: two laps)
 //!
-//!  ring (current lap only)        overflow (one list per later lap)
-//!  +----+----+----+-- .. --+      BTreeMap<lap, list head>
-//!  | s0 | s1 | s2 |        |      { L+1: a -> b,  L+7: c,  L+90: d -> e }
-//!  +----+----+----+-- .. --+
-//!  bitmap: one bit per non-empty slot
+//!  ring: laps C and C + 1           overflow: one list per later lap
+//!  +----+----+-- .. --+----+-- .. --+     BTreeMap<lap, list head>
+//!  | lap C half       | lap C+1 half|     { C+2: a -> b,  C+9: c }
+//!  +----+----+-- .. --+----+-- .. --+
+//!  bitmap: one bit per non-empty bucket
 //! ```
 //!
 //! Invariants (checked by the unit tests below and by `debug_assert!`s):
 //! - every tick `<= elapsed` has been processed: its bucket is empty;
-//! - the ring holds exactly the entries whose tick lies in the current lap,
-//!   `lap(elapsed + 1)`, each in bucket `tick & mask`; the bitmap marks the
-//!   non-empty buckets;
-//! - the overflow holds the entries of later laps, keyed by lap. When the
-//!   driver reaches a lap, that lap's list moves into the ring in one walk,
-//!   so a far-future timer is touched once on its way in, never once per
-//!   revolution as in Netty's `remainingRounds` (Kafka and Linux avoid that
-//!   walk the same way).
+//! - with `C = lap(elapsed + 1)`, the ring holds exactly the entries whose
+//!   tick lies in lap `C` or `C + 1`, each in bucket `tick & mask`. Two
+//!   consecutive laps use the two halves of the ring, so a bucket only ever
+//!   holds entries of one tick, and every deadline less than one revolution
+//!   away (the common case: a 5 s timeout on a 5.12 s wheel) goes straight
+//!   into the ring;
+//! - the overflow holds the entries of laps `C + 2` and later, keyed by lap.
+//!   When lap `C + 1` becomes current, lap `C + 2`'s list moves into the ring
+//!   in one walk, so a far-future timer is touched once on its way in, never
+//!   once per revolution as in Netty's `remainingRounds` (Kafka and Linux
+//!   avoid that walk the same way).
 //!
 //! Lists are doubly linked by slab key, so removing an entry is O(1) and its
 //! slot is free for reuse at once; it never waits for its bucket's turn.
@@ -100,7 +104,7 @@ pub(crate) struct Counters {
 #[derive(Debug)]
 pub(crate) struct Wheel {
     slab: Slab,
-    /// Head of each bucket of the current lap.
+    /// Head of each bucket of the current and the next lap.
     ring: Box<[u32]>,
     occupied: Bitmap,
     /// Heads of the lists of later laps.
@@ -116,18 +120,20 @@ pub(crate) struct Wheel {
 }
 
 impl Wheel {
-    /// A wheel of `slots` buckets (a power of two) of `tick_ns` each.
+    /// A wheel of `slots` ticks per revolution (a power of two), each
+    /// `tick_ns` long.
     pub(crate) fn new(slots: usize, tick_ns: u64) -> Self {
         debug_assert!(slots.is_power_of_two(), "slots = {slots}");
         debug_assert!(tick_ns > 0);
+        let buckets = 2 * slots;
         Wheel {
             slab: Slab::default(),
-            ring: vec![NIL; slots].into_boxed_slice(),
-            occupied: Bitmap::new(slots),
+            ring: vec![NIL; buckets].into_boxed_slice(),
+            occupied: Bitmap::new(buckets),
             overflow: BTreeMap::new(),
             elapsed: 0,
             shift: slots.trailing_zeros(),
-            mask: slots as u64 - 1,
+            mask: buckets as u64 - 1,
             tick_ns,
             shutdown: false,
             counters: Counters::default(),
@@ -157,6 +163,24 @@ impl Wheel {
 
     fn current_lap(&self) -> u64 {
         (self.elapsed + 1) >> self.shift
+    }
+
+    /// Whether an entry for `tick` (> elapsed) belongs in the ring.
+    fn in_ring(&self, tick: u64) -> bool {
+        (tick >> self.shift) <= self.current_lap() + 1
+    }
+
+    /// The next non-empty bucket at or after tick `elapsed + 1`, as a tick.
+    fn next_busy_tick(&self) -> Option<(usize, u64)> {
+        let from = ((self.elapsed + 1) & self.mask) as usize;
+        let slot = self
+            .occupied
+            .next_set(from)
+            .or_else(|| self.occupied.next_set(0).filter(|&slot| slot < from))?;
+        // The ring spans fewer than 2 * slots ticks from `elapsed + 1`, so
+        // the distance around the ring identifies the tick.
+        let distance = (slot as u64).wrapping_sub(from as u64) & self.mask;
+        Some((slot, self.elapsed + 1 + distance))
     }
 
     /// Registers a task to wake at `deadline_ns` (since the timer's origin).
@@ -233,10 +257,7 @@ impl Wheel {
         limit: usize,
     ) -> Advance {
         loop {
-            let lap = self.current_lap();
-            let from = ((self.elapsed + 1) & self.mask) as usize;
-            if let Some(slot) = self.occupied.next_set(from) {
-                let tick = (lap << self.shift) | slot as u64;
+            if let Some((slot, tick)) = self.next_busy_tick() {
                 if tick > now_tick {
                     self.set_elapsed(self.elapsed.max(now_tick));
                     return Advance::Until(tick);
@@ -247,35 +268,37 @@ impl Wheel {
                 self.set_elapsed(tick);
                 continue;
             }
-            // Nothing left in this lap's ring: look at the overflow.
+            // The ring is empty: look at the overflow.
             let Some((&next_lap, _)) = self.overflow.first_key_value() else {
                 self.set_elapsed(self.elapsed.max(now_tick));
                 return Advance::Idle;
             };
-            debug_assert!(next_lap > lap, "overflow lap {next_lap} <= current {lap}");
-            let before_lap = (next_lap << self.shift) - 1;
-            if before_lap > now_tick {
-                // Come back when the tick just before that lap begins and move
-                // the lap in then (one wake-up per lap that holds timers).
+            debug_assert!(
+                next_lap >= self.current_lap() + 2,
+                "overflow lap {next_lap} should be in the ring (current lap {})",
+                self.current_lap()
+            );
+            // That lap moves in when the lap before it becomes current.
+            let move_in_at = ((next_lap - 1) << self.shift) - 1;
+            if move_in_at > now_tick {
                 self.set_elapsed(self.elapsed.max(now_tick));
-                return Advance::Until(before_lap);
+                return Advance::Until(move_in_at);
             }
-            self.set_elapsed(before_lap);
+            self.set_elapsed(move_in_at);
         }
     }
 
-    /// Moves the processed mark forward, migrating the overflow list of the
-    /// lap that becomes current, so the ring always holds the whole current
-    /// lap.
+    /// Moves the processed mark forward and, when that makes a new lap
+    /// current, moves the lap after it from the overflow into the ring.
     fn set_elapsed(&mut self, elapsed: u64) {
         debug_assert!(elapsed >= self.elapsed, "{elapsed} < {}", self.elapsed);
         self.elapsed = elapsed;
-        let lap = self.current_lap();
-        if self
-            .overflow
-            .first_key_value()
-            .is_some_and(|(&l, _)| l == lap)
-        {
+        let next = self.current_lap() + 1;
+        while let Some((&lap, _)) = self.overflow.first_key_value() {
+            if lap > next {
+                break;
+            }
+            debug_assert_eq!(lap, next, "lap {lap} was left in the overflow");
             self.migrate(lap);
         }
     }
@@ -315,9 +338,9 @@ impl Wheel {
         }
     }
 
-    /// Moves lap `lap`'s overflow list into the ring; `lap` must be current.
+    /// Moves lap `lap`'s overflow list into the ring; `lap` must be the next.
     fn migrate(&mut self, lap: u64) {
-        debug_assert_eq!(lap, self.current_lap());
+        debug_assert!(self.in_ring(lap << self.shift), "lap {lap} is too far");
         let mut index = self.overflow.remove(&lap).unwrap_or(NIL);
         while index != NIL {
             let entry = self.slab.at(index);
@@ -358,13 +381,12 @@ impl Wheel {
     /// Pushes `index` onto the front of the list that owns `tick`.
     fn link(&mut self, index: u32, tick: u64) {
         debug_assert!(tick > self.elapsed, "linking processed tick {tick}");
-        let lap = tick >> self.shift;
-        let head = if lap == self.current_lap() {
+        let head = if self.in_ring(tick) {
             let slot = (tick & self.mask) as usize;
             self.occupied.set(slot);
             &mut self.ring[slot]
         } else {
-            self.overflow.entry(lap).or_insert(NIL)
+            self.overflow.entry(tick >> self.shift).or_insert(NIL)
         };
         let old = std::mem::replace(head, index);
         let entry = self.slab.at_mut(index);
@@ -389,7 +411,7 @@ impl Wheel {
         // `index` heads its list: find which one from its tick.
         let tick = self.tick_of(deadline);
         let lap = tick >> self.shift;
-        if lap == self.current_lap() {
+        if self.in_ring(tick) {
             let slot = (tick & self.mask) as usize;
             debug_assert_eq!(self.ring[slot], index);
             self.ring[slot] = next;
@@ -537,6 +559,31 @@ mod tests {
     }
 
     #[test]
+    fn deadlines_within_one_revolution_go_straight_into_the_ring() {
+        let mut h = Harness::new(8); // laps of 8 ticks
+        h.insert(0, 60);
+        assert_eq!(h.advance_to(55), Advance::Until(6)); // elapsed = 5, mid-lap 0
+                                                         // From tick 5, every tick up to 5 + 8 = 13 is under one revolution
+                                                         // away: all of them land in the ring, none in the overflow.
+        for tick in 6..=13u64 {
+            h.insert(tick as usize, tick * TICK);
+        }
+        assert!(h.wheel.overflow.is_empty());
+        h.insert(99, 16 * TICK); // lap 2: two laps ahead, overflow
+        assert_eq!(h.wheel.overflow.len(), 1);
+        let mut now = 60;
+        let mut fired = Vec::new();
+        while let Advance::Until(t) = h.advance_to(now) {
+            fired.extend(h.fired());
+            now = t * TICK;
+        }
+        fired.extend(h.fired());
+        fired.sort_unstable();
+        assert_eq!(fired, vec![0, 6, 7, 8, 9, 10, 11, 12, 13, 99]);
+        assert_eq!(h.wheel.counters().migrated, 1);
+    }
+
+    #[test]
     fn removing_unlinks_from_anywhere_in_a_list() {
         let mut h = Harness::new(8);
         let a = h.insert(1, 30);
@@ -550,8 +597,9 @@ mod tests {
         assert!(h.wheel.remove(far2).is_some(), "overflow head");
         assert!(h.wheel.remove(b).is_none(), "twice is a no-op");
         assert_eq!(h.wheel.pending(), 2);
-        // Tick 1000 is in lap 125 of 8-tick laps: wake just before it, at 999.
-        assert_eq!(h.advance_to(30), Advance::Until(999));
+        // Tick 1000 is in lap 125 of 8-tick laps: it moves into the ring when
+        // lap 124 begins, so wake at tick 991.
+        assert_eq!(h.advance_to(30), Advance::Until(991));
         assert_eq!(h.fired(), vec![1]);
         assert!(h.wheel.remove(a).is_none(), "fired keys are dead");
         assert!(h.wheel.remove(far).is_some(), "last overflow entry");
@@ -570,7 +618,7 @@ mod tests {
             Reset::Moved { tick: 500 }
         ));
         assert_eq!(h.wheel.pending(), 1);
-        assert_eq!(h.advance_to(100), Advance::Until(495));
+        assert_eq!(h.advance_to(100), Advance::Until(487));
         assert!(h.fired().is_empty());
         assert!(matches!(h.wheel.reset(k, 120), Reset::Moved { tick: 12 }));
         assert_eq!(h.advance_to(120), Advance::Idle);
@@ -606,10 +654,10 @@ mod tests {
         // The driver wakes late, at 80 ns: ticks 2, 4 and 8 are due, 10 is not.
         assert_eq!(h.advance_to(80), Advance::Until(10));
         assert_eq!(h.fired(), vec![1, 2, 3]);
-        // Tick 30 is in lap 3 (ticks 24..32): wake at 23 to move that lap in.
-        assert_eq!(h.advance_to(100), Advance::Until(23));
+        // Tick 30 is in lap 3 (ticks 24..32): it moves in when lap 2 begins.
+        assert_eq!(h.advance_to(100), Advance::Until(15));
         assert_eq!(h.fired(), vec![4]);
-        assert_eq!(h.advance_to(230), Advance::Until(30));
+        assert_eq!(h.advance_to(150), Advance::Until(30));
         assert_eq!(h.advance_to(300), Advance::Idle);
         assert_eq!(h.fired(), vec![5]);
     }
