@@ -529,3 +529,63 @@ impl fmt::Debug for Timer {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::mpsc;
+    use std::task::{Context, Waker};
+
+    /// Behaviour 6 at the level of a real `Timer`: it has several shards, and
+    /// while one shard's lock is held, a thread using another shard registers
+    /// and cancels sleeps through the public API without waiting. A timer with
+    /// one shared lock (or a single shard) fails this test.
+    #[test]
+    fn threads_register_without_waiting_on_another_shards_lock() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let timer = Timer::builder()
+            .runtime(rt.handle().clone())
+            .build()
+            .unwrap();
+        let shards = timer.inner.shards.len();
+        assert!(shards >= 2, "a single shard serialises every thread");
+
+        let (to_main, from_worker) = mpsc::channel();
+        let (to_worker, from_main) = mpsc::channel::<()>();
+        let worker = {
+            let timer = timer.clone();
+            std::thread::spawn(move || {
+                to_main
+                    .send(shard::index_for_current_thread(shards))
+                    .unwrap();
+                from_main.recv().unwrap(); // wait until the other lock is held
+                let mut cx = Context::from_waker(Waker::noop());
+                for _ in 0..1000 {
+                    let mut sleep = timer.sleep(Duration::from_secs(5));
+                    assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
+                }
+                to_main.send(usize::MAX).unwrap();
+            })
+        };
+        let mine = from_worker.recv().unwrap();
+        let other = (mine + 1) % shards;
+        let held = timer.inner.shards[other].lock();
+        to_worker.send(()).unwrap();
+        let done = from_worker.recv_timeout(Duration::from_secs(30));
+        drop(held);
+        assert_eq!(
+            done,
+            Ok(usize::MAX),
+            "registering on shard {mine} waited for shard {other}'s lock"
+        );
+        worker.join().unwrap();
+        let wheel = timer.inner.shards[mine].lock();
+        assert_eq!(wheel.counters().registered, 1000);
+        assert_eq!(wheel.counters().cancelled, 1000);
+    }
+}
