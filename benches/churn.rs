@@ -140,6 +140,35 @@ fn pending_once() -> YieldOnce {
     }
 }
 
+/// Whether to park tokio's driver on a pending sleep before timing (see
+/// [`anchor_tokio_driver`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Anchor {
+    No,
+    Tokio,
+}
+
+/// Times `iters` runs of `op` inside one `block_on`, so entering the runtime
+/// is not measured per iteration. Every variant, floors included, pays the
+/// same per-iteration cost of calling `op` and awaiting its future.
+fn timed<F, Fut>(rt: &Runtime, iters: u64, anchor: Anchor, mut op: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    rt.block_on(async {
+        let _anchor = match anchor {
+            Anchor::Tokio => Some(anchor_tokio_driver().await),
+            Anchor::No => None,
+        };
+        let start = Instant::now();
+        for _ in 0..iters {
+            op().await;
+        }
+        start.elapsed()
+    })
+}
+
 fn w2_churn(c: &mut Criterion) {
     let mut group = c.benchmark_group("w2_churn");
     configure(&mut group);
@@ -147,14 +176,9 @@ fn w2_churn(c: &mut Criterion) {
     group.bench_function("floor", |b| {
         let rt = runtime();
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let mut f = black_box(Box::pin(std::future::ready(0u64)));
-                    assert!(poll!(&mut f).is_ready());
-                    drop(f);
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, || async {
+                let mut f = black_box(Box::pin(std::future::ready(0u64)));
+                assert!(poll!(&mut f).is_ready());
             })
         });
     });
@@ -162,77 +186,45 @@ fn w2_churn(c: &mut Criterion) {
     group.bench_function("floor_nobox", |b| {
         let rt = runtime();
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let mut f = pin!(black_box(std::future::ready(0u64)));
-                    assert!(poll!(f.as_mut()).is_ready());
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, || async {
+                let mut f = pin!(black_box(std::future::ready(0u64)));
+                assert!(poll!(f.as_mut()).is_ready());
             })
         });
     });
 
     group.bench_function("tickwheel", |b| {
         let rt = runtime();
-        let timer = tickwheel_timer(&rt);
+        let timer = &tickwheel_timer(&rt);
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let mut sleep = timer.sleep(black_box(DEADLINE));
-                    assert!(poll!(&mut sleep).is_pending());
-                    drop(sleep);
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, move || async move {
+                let mut sleep = timer.sleep(black_box(DEADLINE));
+                assert!(poll!(&mut sleep).is_pending());
             })
         });
         assert_eq!(timer.pending(), 0);
     });
 
-    group.bench_function("tokio", |b| {
-        let rt = runtime();
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
+    for (name, anchor) in [("tokio", Anchor::No), ("tokio_anchored", Anchor::Tokio)] {
+        group.bench_function(name, |b| {
+            let rt = runtime();
+            b.iter_custom(|iters| {
+                timed(&rt, iters, anchor, || async {
                     // Pinned on the stack: no allocation. A pending poll does
                     // not spend coop budget, so every poll registers.
                     let mut sleep = pin!(tokio::time::sleep(black_box(DEADLINE)));
                     assert!(poll!(sleep.as_mut()).is_pending());
-                }
-                start.elapsed()
-            })
+                })
+            });
         });
-    });
-
-    group.bench_function("tokio_anchored", |b| {
-        let rt = runtime();
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let anchor = anchor_tokio_driver().await;
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let mut sleep = pin!(tokio::time::sleep(black_box(DEADLINE)));
-                    assert!(poll!(sleep.as_mut()).is_pending());
-                }
-                let elapsed = start.elapsed();
-                drop(anchor);
-                elapsed
-            })
-        });
-    });
+    }
 
     group.bench_function("pingora", |b| {
         let rt = runtime();
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let mut sleep = pin!(pingora_timeout::sleep(black_box(DEADLINE)));
-                    assert!(poll!(sleep.as_mut()).is_pending());
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, || async {
+                let mut sleep = pin!(pingora_timeout::sleep(black_box(DEADLINE)));
+                assert!(poll!(sleep.as_mut()).is_pending());
             })
         });
     });
@@ -246,28 +238,16 @@ fn w1_timeout(c: &mut Criterion) {
 
     group.bench_function("floor", |b| {
         let rt = runtime();
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    yield_once().await;
-                }
-                start.elapsed()
-            })
-        });
+        b.iter_custom(|iters| timed(&rt, iters, Anchor::No, yield_once));
     });
 
     group.bench_function("tickwheel", |b| {
         let rt = runtime();
-        let timer = tickwheel_timer(&rt);
+        let timer = &tickwheel_timer(&rt);
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let out = timer.timeout(black_box(DEADLINE), yield_once()).await;
-                    assert!(out.is_ok());
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, move || async move {
+                let out = timer.timeout(black_box(DEADLINE), yield_once()).await;
+                assert!(out.is_ok());
             })
         });
         assert_eq!(timer.pending(), 0);
@@ -276,13 +256,9 @@ fn w1_timeout(c: &mut Criterion) {
     group.bench_function("tokio", |b| {
         let rt = runtime();
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let out = tokio::time::timeout(black_box(DEADLINE), yield_once()).await;
-                    assert!(out.is_ok());
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, || async {
+                let out = tokio::time::timeout(black_box(DEADLINE), yield_once()).await;
+                assert!(out.is_ok());
             })
         });
     });
@@ -290,13 +266,9 @@ fn w1_timeout(c: &mut Criterion) {
     group.bench_function("pingora", |b| {
         let rt = runtime();
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let out = pingora_timeout::timeout(black_box(DEADLINE), yield_once()).await;
-                    assert!(out.is_ok());
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, || async {
+                let out = pingora_timeout::timeout(black_box(DEADLINE), yield_once()).await;
+                assert!(out.is_ok());
             })
         });
     });
@@ -322,79 +294,47 @@ fn w1_timeout_inline(c: &mut Criterion) {
     group.bench_function("floor", |b| {
         let rt = runtime();
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    poll_twice(pending_once()).await;
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, || async {
+                poll_twice(pending_once()).await;
             })
         });
     });
 
     group.bench_function("tickwheel", |b| {
         let rt = runtime();
-        let timer = tickwheel_timer(&rt);
+        let timer = &tickwheel_timer(&rt);
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let out = poll_twice(timer.timeout(black_box(DEADLINE), pending_once())).await;
-                    assert!(out.is_ok());
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, move || async move {
+                let out = poll_twice(timer.timeout(black_box(DEADLINE), pending_once())).await;
+                assert!(out.is_ok());
             })
         });
         assert_eq!(timer.pending(), 0);
     });
 
-    group.bench_function("tokio", |b| {
-        let rt = runtime();
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
+    for (name, anchor) in [("tokio", Anchor::No), ("tokio_anchored", Anchor::Tokio)] {
+        group.bench_function(name, |b| {
+            let rt = runtime();
+            b.iter_custom(|iters| {
+                timed(&rt, iters, anchor, || async {
                     let out =
                         poll_twice(tokio::time::timeout(black_box(DEADLINE), pending_once())).await;
                     assert!(out.is_ok());
-                }
-                start.elapsed()
-            })
+                })
+            });
         });
-    });
-
-    group.bench_function("tokio_anchored", |b| {
-        let rt = runtime();
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let anchor = anchor_tokio_driver().await;
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let out =
-                        poll_twice(tokio::time::timeout(black_box(DEADLINE), pending_once())).await;
-                    assert!(out.is_ok());
-                }
-                let elapsed = start.elapsed();
-                drop(anchor);
-                elapsed
-            })
-        });
-    });
+    }
 
     group.bench_function("pingora", |b| {
         let rt = runtime();
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let out = poll_twice(pingora_timeout::timeout(
-                        black_box(DEADLINE),
-                        pending_once(),
-                    ))
-                    .await;
-                    assert!(out.is_ok());
-                }
-                start.elapsed()
+            timed(&rt, iters, Anchor::No, || async {
+                let out = poll_twice(pingora_timeout::timeout(
+                    black_box(DEADLINE),
+                    pending_once(),
+                ))
+                .await;
+                assert!(out.is_ok());
             })
         });
     });

@@ -2,6 +2,8 @@
 //! exactness is checked against the clock (never early), lateness only with
 //! generous bounds.
 
+mod common;
+
 use std::future::Future as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -84,15 +86,7 @@ async fn a_million_concurrent_sleeps_all_fire() {
 /// they do not share a lock.)
 #[test]
 fn many_threads_register_and_cancel_concurrently() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let timer = Timer::builder()
-        .runtime(rt.handle().clone())
-        .build()
-        .unwrap();
+    let (_rt, timer) = common::runtime_with_timer(2);
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let timer = timer.clone();

@@ -88,14 +88,7 @@ async fn a_timeout_that_really_elapsed_is_not_blamed_on_shutdown() {
 /// that task is woken and its sleep completes instead of hanging.
 #[test]
 fn dropping_the_driver_runtime_wakes_waiters_elsewhere() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let timer = Timer::builder()
-        .runtime(rt.handle().clone())
-        .build()
-        .unwrap();
+    let (rt, timer) = common::runtime_with_timer(0);
     let (tx, rx) = mpsc::channel();
     let waiter = {
         let timer = timer.clone();
@@ -132,15 +125,7 @@ fn dropping_the_driver_runtime_wakes_waiters_elsewhere() {
 
 #[test]
 fn sleeps_work_on_other_executors() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let timer = Timer::builder()
-        .runtime(rt.handle().clone())
-        .build()
-        .unwrap();
+    let (_rt, timer) = common::runtime_with_timer(1);
     let start = Instant::now();
     futures::executor::block_on(timer.sleep(Duration::from_millis(50)));
     assert!(start.elapsed() >= Duration::from_millis(50));

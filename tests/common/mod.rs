@@ -51,3 +51,21 @@ pub async fn settle() {
         tokio::task::yield_now().await;
     }
 }
+
+/// A runtime with `workers` worker threads (0 for a current-thread runtime),
+/// and a timer whose driver runs on it.
+pub fn runtime_with_timer(workers: usize) -> (tokio::runtime::Runtime, tickwheel::Timer) {
+    let mut builder = if workers == 0 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(workers);
+        b
+    };
+    let rt = builder.enable_all().build().expect("build a runtime");
+    let timer = tickwheel::Timer::builder()
+        .runtime(rt.handle().clone())
+        .build()
+        .expect("default settings are valid");
+    (rt, timer)
+}
