@@ -40,3 +40,25 @@ async fn two_million_far_timers_each_move_once_and_all_fire() {
     // far fewer than the 4 million ticks that passed.
     assert!(stats.wakeups < 36_000 + 8_000, "{} wake-ups", stats.wakeups);
 }
+
+/// Found in review: the first busy tick is the last tick of the next
+/// revolution while a later revolution waits in the overflow; processing it
+/// reaches two new revolutions at once. Both timers must fire on time.
+#[tokio::test(start_paused = true)]
+async fn a_timer_on_the_last_tick_of_the_next_revolution() {
+    let timer = Timer::new(); // 512 ticks of 10 ms: revolution 1 is 5.12..10.24 s
+    let start = Instant::now();
+    let last_tick = tokio::spawn({
+        let timer = timer.clone();
+        async move { timer.sleep(Duration::from_millis(10_230)).await }
+    });
+    common::settle().await; // the driver now waits for tick 1023
+    let later = timer
+        .timeout(Duration::from_secs(12), std::future::pending::<()>())
+        .await;
+    assert!(!later.unwrap_err().is_shutdown());
+    assert_eq!(start.elapsed(), Duration::from_secs(12));
+    last_tick.await.unwrap();
+    assert_eq!(timer.stats().fired, 2);
+    assert!(!timer.is_shutdown());
+}
