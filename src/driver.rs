@@ -13,6 +13,7 @@
 //! runtime dropping it at shutdown, a guard shuts the timer down so that every
 //! waiting task is woken instead of waiting forever.
 
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -41,11 +42,40 @@ impl Drop for ShutDownOnExit {
     }
 }
 
-pub(crate) async fn run(inner: Arc<Inner>) {
-    let _guard = ShutDownOnExit(inner.clone());
+/// Wakers taken out of the wheel and not yet woken. Wakes them if dropped
+/// early (a panic in the driver), since their entries have already left the
+/// wheel and shutdown could no longer find them.
+struct Batch<'a> {
+    wakers: Vec<Waker>,
+    panics: &'a AtomicU64,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        wake_all(&mut self.wakers, self.panics);
+    }
+}
+
+/// The driver task for `inner`.
+///
+/// The shutdown guard is made here, before the task exists, so that a task
+/// dropped before its first poll (its runtime shut down first, or was already
+/// gone when the timer was built) still shuts the timer down.
+pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'static {
+    let guard = ShutDownOnExit(inner);
+    async move {
+        drive(&guard.0).await;
+        drop(guard);
+    }
+}
+
+async fn drive(inner: &Inner) {
     let shared = &inner.shared;
     let clock = shared.clock;
-    let mut wakers = Vec::with_capacity(WAKE_BATCH);
+    let mut batch = Batch {
+        wakers: Vec::with_capacity(WAKE_BATCH),
+        panics: &inner.wake_panics,
+    };
     let sleep = tokio::time::sleep_until(Instant::now());
     tokio::pin!(sleep);
     loop {
@@ -53,7 +83,7 @@ pub(crate) async fn run(inner: Arc<Inner>) {
             return;
         }
         inner.wakeups.fetch_add(1, Ordering::Relaxed);
-        let next = advance_all(&inner, &clock, &mut wakers);
+        let next = advance_all(inner, &clock, &mut batch);
         shared.end_scan(next.unwrap_or(u64::MAX));
         match next {
             Some(tick) => {
@@ -82,14 +112,16 @@ pub(crate) async fn run(inner: Arc<Inner>) {
 
 /// Processes every due tick of every shard; returns the earliest tick the
 /// driver must wake for, or `None` if nothing is registered.
-fn advance_all(inner: &Inner, clock: &Clock, wakers: &mut Vec<Waker>) -> Option<u64> {
+fn advance_all(inner: &Inner, clock: &Clock, batch: &mut Batch<'_>) -> Option<u64> {
     inner.shared.begin_scan();
     let (now_ns, now_tick) = clock.now_tick(Instant::now());
     let mut next: Option<u64> = None;
     for shard in inner.shards.iter() {
         loop {
-            let step = shard.lock().advance(now_tick, now_ns, wakers, WAKE_BATCH);
-            wake_all(wakers, &inner.wake_panics);
+            let step = shard
+                .lock()
+                .advance(now_tick, now_ns, &mut batch.wakers, WAKE_BATCH);
+            wake_all(&mut batch.wakers, batch.panics);
             match step {
                 Advance::Full => continue,
                 Advance::Idle => break,

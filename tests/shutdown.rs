@@ -172,3 +172,41 @@ async fn a_panicking_waker_does_not_stop_the_driver() {
     assert!(!timer.is_shutdown());
     timer.sleep(Duration::from_millis(20)).await;
 }
+
+/// Found in review: a driver task dropped before its first poll (its runtime
+/// never ran, or was already gone) must still shut the timer down, or every
+/// sleep on it would wait forever.
+#[test]
+fn a_driver_that_never_ran_still_shuts_the_timer_down() {
+    let (rt, timer) = common::runtime_with_timer(0);
+    drop(rt); // the driver task was spawned but never polled
+    assert!(timer.is_shutdown());
+    let (tx, rx) = mpsc::channel();
+    let sleeper = {
+        let timer = timer.clone();
+        std::thread::spawn(move || {
+            futures::executor::block_on(timer.sleep(Duration::from_millis(20)));
+            tx.send(()).unwrap();
+        })
+    };
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("a sleep hung on a timer whose driver never ran");
+    sleeper.join().unwrap();
+}
+
+#[test]
+fn building_on_a_dead_runtime_gives_a_shut_down_timer() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    drop(rt);
+    let timer = Timer::builder().runtime(handle).build().unwrap();
+    assert!(timer.is_shutdown());
+    assert!(poll_once(&mut timer.sleep(Duration::from_secs(1))).is_ready());
+    assert!(timer
+        .try_sleep(Duration::from_secs(1))
+        .unwrap_err()
+        .is_shutdown());
+}
