@@ -10,6 +10,8 @@
 //! vector), so a freshly grown wheel wastes at most one page and never copies
 //! its entries. Freed slots go on an intrusive free list threaded through
 //! `next`, so registering after a cancel reuses memory instead of allocating.
+//! A slot whose generation is exhausted is retired rather than reused, so
+//! generations never wrap around.
 
 use std::task::Waker;
 
@@ -128,8 +130,16 @@ impl Slab {
             .waker
             .take()
             .unwrap_or_else(|| unreachable!("slab slot {index} removed while vacant"));
-        entry.generation = entry.generation.wrapping_add(1);
         entry.prev = NIL;
+        if entry.generation == u32::MAX {
+            // Reusing the slot would bring generation 0 back, and a stale key
+            // from 2^32 uses ago could then reach the new entry: retire the
+            // slot instead (40 bytes per 4 billion reuses).
+            entry.next = NIL;
+            self.len -= 1;
+            return waker;
+        }
+        entry.generation += 1;
         entry.next = free_next;
         self.free_head = Some(index);
         self.len -= 1;
@@ -201,6 +211,27 @@ mod tests {
         assert_ne!(b.generation, a.generation);
         assert!(slab.get(a).is_none(), "old key must not see the new entry");
         assert_eq!(slab.get(b).unwrap().deadline, 6);
+    }
+
+    #[test]
+    fn a_slot_is_retired_before_its_generation_wraps() {
+        let mut slab = Slab::default();
+        let a = slab.insert(1, waker()).unwrap();
+        slab.pages[0][a.index as usize].generation = u32::MAX;
+        let old = Key {
+            index: a.index,
+            generation: u32::MAX,
+        };
+        slab.remove(a.index);
+        assert!(slab.get(old).is_none());
+        let b = slab.insert(2, waker()).unwrap();
+        assert_ne!(b.index, a.index, "the exhausted slot must not come back");
+        let stale = Key {
+            index: a.index,
+            generation: 0,
+        };
+        assert!(slab.get(stale).is_none());
+        assert_eq!(slab.len(), 1);
     }
 
     #[test]
