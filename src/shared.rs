@@ -109,11 +109,23 @@ impl Shared {
         let Some(cap) = &self.capacity else {
             return Ok(());
         };
-        if cap.live.fetch_add(1, Ordering::Relaxed) >= cap.max {
-            cap.live.fetch_sub(1, Ordering::Relaxed);
-            return Err(Error::at_capacity(cap.max));
+        // A CAS loop, not add-then-undo: a transient over-count would make a
+        // concurrent reservation fail below the limit.
+        let mut live = cap.live.load(Ordering::Relaxed);
+        loop {
+            if live >= cap.max {
+                return Err(Error::at_capacity(cap.max));
+            }
+            match cap.live.compare_exchange_weak(
+                live,
+                live + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(actual) => live = actual,
+            }
         }
-        Ok(())
     }
 
     /// Takes one unit even past the limit (for sleeps that complete at once
