@@ -76,7 +76,11 @@
 //! - Deadlines round up to the next tick boundary, counted from the moment the
 //!   timer was built, so a timer fires at most one tick after its deadline,
 //!   plus the time the runtime takes to run the driver and then the task.
-//! - Zero and past deadlines complete on the first poll, without registering.
+//! - Zero and past deadlines complete on the first poll, without registering:
+//!   `sleep(Duration::ZERO)`, and instants that have passed given to
+//!   `sleep_until`, `timeout_at` or `reset`. (`sleep(d)` reads the clock once,
+//!   when it is created; if `d` has passed by its first poll, the driver wakes
+//!   it as soon as it runs rather than on that poll.)
 //! - Deadlines too far away to represent (beyond about 292 years, such as
 //!   `Duration::MAX`) saturate: they never fire, never overflow, and are still
 //!   woken by shutdown.
@@ -88,7 +92,8 @@
 //! # Executors
 //!
 //! The driver needs a tokio runtime with its time driver enabled. The futures
-//! do not: a [`Sleep`] or [`Timeout`] can be awaited on any executor.
+//! do not: a [`Sleep`] or [`Timeout`] can be awaited on any executor, as long
+//! as the driver's runtime is running.
 #![warn(
     missing_docs,
     missing_debug_implementations,

@@ -62,7 +62,8 @@ enum State {
 /// # Executors
 ///
 /// Only the timer's driver needs tokio. A `Sleep` can be awaited on any
-/// executor (another runtime, `futures::executor::block_on`, ...).
+/// executor (another runtime, `futures::executor::block_on`, ...), as long as
+/// the runtime hosting the driver is running.
 ///
 /// # Examples
 ///
@@ -160,7 +161,8 @@ impl Sleep {
 
     /// `true` once the sleep has completed: its deadline was reached by the
     /// wheel (or its timer shut down). A sleep that was never polled reports
-    /// `false`, as in tokio.
+    /// `false`, as in tokio, unless it was created complete (a zero duration,
+    /// or a timer already shut down).
     ///
     /// # Examples
     ///

@@ -45,7 +45,7 @@ pub struct Stats {
     /// while registered, or woken early by [`Timer::shutdown`](crate::Timer::shutdown).
     pub cancelled: u64,
     /// Far-future timers moved from the overflow level into the wheel when
-    /// their revolution came (each timer moves at most once).
+    /// their revolution came (each registration or reset moves at most once).
     pub migrated: u64,
     /// Ticks the wheel's clock has advanced since the timer was built.
     pub ticks: u64,

@@ -88,6 +88,9 @@ impl Inner {
 /// The timer keeps running while any handle, sleep or timeout of it is alive,
 /// until [`shutdown`](Timer::shutdown) is called, or until the runtime that
 /// hosts its driver shuts down. Once stopped, every waiting task is woken.
+/// (With every handle dropped but some never-polled sleep still alive, the
+/// driver checks once a second whether it may retire; otherwise an idle
+/// driver never wakes.)
 ///
 /// # Examples
 ///
@@ -173,6 +176,7 @@ impl Timer {
     /// A future that completes `duration` from now, like
     /// [`tokio::time::sleep`].
     ///
+    /// The deadline is taken when the sleep is created (one clock read).
     /// `Duration::ZERO` completes on the first poll; durations too large to
     /// represent saturate to about 292 years (they never fire early and never
     /// overflow).
