@@ -138,6 +138,8 @@ mod tests {
     fn huge_durations_saturate() {
         let c = clock();
         assert_eq!(c.offset_after(c.origin, Duration::MAX), i64::MAX);
+        let later = c.origin + Duration::from_secs(1);
+        assert_eq!(c.offset_after(later, Duration::MAX), i64::MAX);
         assert_eq!(Clock::wheel_ns(i64::MAX), i64::MAX as u64);
         assert_eq!(Clock::wheel_ns(-7), 0);
         // Never panics, whatever the offset.

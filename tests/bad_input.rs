@@ -138,3 +138,57 @@ fn building_outside_a_runtime_is_an_error() {
 fn new_outside_a_runtime_panics_with_a_clear_message() {
     let _ = Timer::new();
 }
+
+/// Mutation check: the saturating add only matters once the clock has moved
+/// away from the timer's origin.
+#[tokio::test(start_paused = true)]
+async fn duration_max_saturates_after_time_has_passed() {
+    let timer = Timer::new();
+    tokio::time::advance(Duration::from_millis(1500)).await;
+    let mut sleep = timer.sleep(Duration::MAX);
+    assert!(
+        poll_once(&mut sleep).is_pending(),
+        "Duration::MAX must never be due"
+    );
+    assert!(sleep.deadline() > Instant::now() + 200 * YEAR);
+    let mut tried = timer.try_sleep(Duration::MAX).unwrap();
+    assert!(poll_once(&mut tried).is_pending());
+    tokio::time::advance(3 * YEAR).await;
+    common::settle().await;
+    assert!(poll_once(&mut sleep).is_pending());
+    assert_eq!(timer.pending(), 2);
+}
+
+/// Mutation check: with the driver parked, the wheel's processed tick is stale,
+/// so only the sleep's own clock check makes a past deadline ready at once.
+#[tokio::test(start_paused = true)]
+async fn past_deadlines_are_ready_on_first_poll_while_the_driver_is_parked() {
+    let timer = Timer::new();
+    common::settle().await; // the driver runs once at the origin, then parks
+    tokio::time::advance(Duration::from_secs(5)).await; // and stays parked
+    let now = Instant::now();
+    for past in [
+        now,
+        now - Duration::from_millis(1),
+        now - Duration::from_secs(2),
+    ] {
+        let mut sleep = timer.sleep_until(past);
+        assert!(
+            poll_once(&mut sleep).is_ready(),
+            "deadline {:?} ago",
+            now - past
+        );
+        assert!(sleep.is_elapsed());
+    }
+    let mut t =
+        Box::pin(timer.timeout_at(now - Duration::from_secs(1), std::future::pending::<()>()));
+    assert!(matches!(
+        futures::poll!(t.as_mut()),
+        std::task::Poll::Ready(Err(_))
+    ));
+    assert_eq!(
+        timer.stats().registered,
+        0,
+        "a past deadline never touches the wheel"
+    );
+}
