@@ -85,20 +85,19 @@ async fn drive(inner: &Inner) {
         inner.wakeups.fetch_add(1, Ordering::Relaxed);
         let next = advance_all(inner, &clock, &mut batch);
         shared.end_scan(next.unwrap_or(u64::MAX));
-        match next {
-            Some(tick) => {
-                sleep.as_mut().reset(clock.tick_instant(tick));
-                tokio::select! {
-                    biased;
-                    () = shared.notified() => {}
-                    () = &mut sleep => {}
-                }
-            }
+        let wake_at = match next {
+            Some(tick) => Some(clock.tick_instant(tick)),
             None if inner.is_orphaned() => {
                 if inner.no_sleeps_alive() {
                     return;
                 }
-                sleep.as_mut().reset(Instant::now() + ORPHAN_RECHECK);
+                Some(Instant::now() + ORPHAN_RECHECK)
+            }
+            None => None,
+        };
+        match wake_at {
+            Some(at) => {
+                sleep.as_mut().reset(at);
                 tokio::select! {
                     biased;
                     () = shared.notified() => {}
