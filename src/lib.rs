@@ -39,10 +39,11 @@
 //!
 //! A timer is a ring of `slots` buckets, one per tick (Netty's
 //! `HashedWheelTimer`, after Varghese and Lauck's hashed timing wheel):
-//! a deadline's tick is `ceil(deadline / tick)`, its bucket `tick % slots`.
+//! a deadline's tick is `ceil(deadline / tick)`, and the tick's low bits pick
+//! its bucket.
 //!
-//! - **Shards.** The wheel is split into shards (one per core, at least four),
-//!   each behind its own mutex. A thread always uses the same shard, so two
+//! - **Shards.** The wheel is split into shards (two per core, rounded up to a
+//!   power of two, at least four), each behind its own mutex. A thread always uses the same shard, so two
 //!   workers registering and cancelling at once never wait on each other.
 //! - **Entries.** A registered timer is a 40-byte entry in its shard's slab
 //!   (fixed pages, reused through a free list), linked into its bucket by

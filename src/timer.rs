@@ -496,7 +496,8 @@ fn capacity_panic(err: Error) -> ! {
     panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
 }
 
-/// One shard per core (at least 4), so each worker thread tends to have a
+/// Two shards per core, rounded up to a power of two (at least 4, at most
+/// 64, capping the driver's scan), so each worker thread tends to have a
 /// wheel of its own.
 fn shard_count() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
