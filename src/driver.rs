@@ -24,6 +24,7 @@ use tokio::time::Instant;
 
 use crate::clock::Clock;
 use crate::timer::Inner;
+use crate::trace::{debug, trace};
 use crate::wheel::Advance;
 
 /// Wakers collected under a shard lock before it is released to wake them.
@@ -39,6 +40,7 @@ struct ShutDownOnExit(Arc<Inner>);
 impl Drop for ShutDownOnExit {
     fn drop(&mut self) {
         self.0.shut_down();
+        debug!("driver stopped");
     }
 }
 
@@ -78,8 +80,10 @@ async fn drive(inner: &Inner) {
     };
     let sleep = tokio::time::sleep_until(Instant::now());
     tokio::pin!(sleep);
+    debug!("driver started", shards = inner.shards.len() as u64);
     loop {
         if shared.is_shutdown() {
+            debug!("driver stopping: the timer was shut down");
             return;
         }
         inner.wakeups.fetch_add(1, Ordering::Relaxed);
@@ -89,6 +93,7 @@ async fn drive(inner: &Inner) {
             Some(tick) => Some(clock.tick_instant(tick)),
             None if inner.is_orphaned() => {
                 if inner.no_sleeps_alive() {
+                    debug!("driver stopping: no timer handle or sleep is left");
                     return;
                 }
                 Some(Instant::now() + ORPHAN_RECHECK)
@@ -115,11 +120,13 @@ fn advance_all(inner: &Inner, clock: &Clock, batch: &mut Batch<'_>) -> Option<u6
     inner.shared.begin_scan();
     let (now_ns, now_tick) = clock.now_tick(Instant::now());
     let mut next: Option<u64> = None;
+    let mut fired = 0u64;
     for shard in inner.shards.iter() {
         loop {
             let step = shard
                 .lock()
                 .advance(now_tick, now_ns, &mut batch.wakers, WAKE_BATCH);
+            fired += batch.wakers.len() as u64;
             wake_all(&mut batch.wakers, batch.panics);
             match step {
                 Advance::Full => continue,
@@ -131,7 +138,14 @@ fn advance_all(inner: &Inner, clock: &Clock, batch: &mut Batch<'_>) -> Option<u6
             }
         }
     }
-    inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
+    let before = inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
+    trace!(
+        "driver wake-up",
+        tick = now_tick,
+        ticks = now_tick.saturating_sub(before),
+        fired = fired,
+        next_tick = next.unwrap_or(u64::MAX),
+    );
     next
 }
 

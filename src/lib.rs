@@ -95,6 +95,22 @@
 //! The driver needs a tokio runtime with its time driver enabled. The futures
 //! do not: a [`Sleep`] or [`Timeout`] can be awaited on any executor, as long
 //! as the driver's runtime is running.
+//!
+//! # Cargo features
+//!
+//! None is on by default; each adds one optional dependency.
+//!
+//! - **`backon`**: [`Timer`] implements `backon::Sleeper`, so
+//!   `retryable.retry(backoff).sleep(timer.clone())` waits out backon's
+//!   backoff on the wheel.
+//! - **`hyper`**: [`Timer`] implements `hyper::rt::Timer`, so
+//!   `builder.timer(timer.clone())` runs hyper 1.x's header-read, keep-alive
+//!   and HTTP/2 ping timers on the wheel.
+//! - **`tracing`**: the driver emits `tracing` events under the `tickwheel`
+//!   target: each wake-up at `TRACE` (the tick, ticks processed, timers fired,
+//!   the next tick it waits for), and at `DEBUG` the driver starting and
+//!   stopping and the timer shutting down (with how many waiting tasks it
+//!   woke). Without the feature the calls compile to nothing.
 #![warn(
     missing_docs,
     missing_debug_implementations,
@@ -107,12 +123,14 @@ mod builder;
 mod clock;
 mod driver;
 mod error;
+mod integrations;
 mod shard;
 mod shared;
 mod sleep;
 mod stats;
 mod timeout;
 mod timer;
+mod trace;
 mod wheel;
 
 pub use crate::builder::Builder;

@@ -18,6 +18,7 @@ use crate::shared::Shared;
 use crate::sleep::Sleep;
 use crate::stats::{Histogram, Stats};
 use crate::timeout::Timeout;
+use crate::trace::debug;
 use crate::wheel::Wheel;
 
 /// Validated settings, from [`Builder`].
@@ -48,7 +49,7 @@ impl Inner {
     /// Cancels every registered timer, wakes its task and refuses new ones.
     /// Returns how many were pending. Idempotent.
     pub(crate) fn shut_down(&self) -> usize {
-        self.shared.set_shutdown();
+        let first = self.shared.set_shutdown();
         let mut wakers = Vec::new();
         let mut total = 0;
         for shard in self.shards.iter() {
@@ -56,6 +57,9 @@ impl Inner {
             driver::wake_all(&mut wakers, &self.wake_panics);
         }
         self.shared.nudge();
+        if first || total > 0 {
+            debug!("timer shut down", woken = total as u64);
+        }
         total
     }
 

@@ -1,0 +1,47 @@
+//! Diagnostics macros: `tracing` events with the `tracing` feature, nothing
+//! without it.
+//!
+//! The driver and the timer call `debug!` and `trace!` unconditionally, so
+//! their code carries no `cfg` attributes. With the feature off, a call
+//! expands to an `if false` block that only type-checks its fields: the
+//! values are never evaluated, the variables they name still count as used,
+//! and the optimiser removes the block entirely.
+//!
+//! Only one form is accepted, a message then `name = value` fields:
+//! `trace!("driver wake-up", ticks = n, fired = f)`. Events go to the
+//! `tickwheel` target, so a filter such as `tickwheel=trace` selects them
+//! without knowing the module layout.
+
+#[cfg(feature = "tracing")]
+macro_rules! debug {
+    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
+        ::tracing::debug!(target: "tickwheel", $($field = $value,)* $msg)
+    };
+}
+
+#[cfg(feature = "tracing")]
+macro_rules! trace {
+    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
+        ::tracing::trace!(target: "tickwheel", $($field = $value,)* $msg)
+    };
+}
+
+#[cfg(not(feature = "tracing"))]
+macro_rules! debug {
+    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
+        if false {
+            $(let _ = &$value;)*
+        }
+    };
+}
+
+#[cfg(not(feature = "tracing"))]
+macro_rules! trace {
+    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
+        if false {
+            $(let _ = &$value;)*
+        }
+    };
+}
+
+pub(crate) use {debug, trace};

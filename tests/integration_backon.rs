@@ -1,0 +1,118 @@
+//! The `backon` feature: backon's retry loops sleep on the wheel.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use tokio::time::Instant;
+
+/// An operation that fails `failures` times, recording when each attempt ran
+/// (as an offset from `start`).
+fn flaky(
+    start: Instant,
+    failures: usize,
+    attempts: Arc<Mutex<Vec<Duration>>>,
+) -> impl FnMut() -> std::future::Ready<Result<&'static str, &'static str>> {
+    move || {
+        let mut log = attempts.lock().unwrap();
+        log.push(start.elapsed());
+        std::future::ready(if log.len() <= failures {
+            Err("unavailable")
+        } else {
+            Ok("ok")
+        })
+    }
+}
+
+/// 250 ms doubling: 250, 500, 1000 ms. backon scales delays in `f32`
+/// seconds, and these are exact in binary (100 ms * 2 would come out a few
+/// nanoseconds over 200 ms, which the wheel rounds up to the next tick).
+fn backoff() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(250))
+        .with_factor(2.0)
+        .with_max_times(5)
+}
+
+/// Each backoff delay is one sleep registered in the wheel, and the attempts
+/// run exactly when the delays say (all multiples of the 10 ms tick, so the
+/// wheel adds no rounding).
+#[tokio::test(start_paused = true)]
+async fn retry_sleeps_on_the_wheel_at_the_backoff_instants() {
+    let timer = tickwheel::Timer::new();
+    let start = Instant::now();
+    let attempts = Arc::new(Mutex::new(Vec::new()));
+
+    let result = flaky(start, 3, attempts.clone())
+        .retry(backoff())
+        .sleep(timer.clone())
+        .await;
+
+    assert_eq!(result, Ok("ok"));
+    let ms = Duration::from_millis;
+    assert_eq!(
+        *attempts.lock().unwrap(),
+        vec![ms(0), ms(250), ms(750), ms(1750)]
+    );
+    let stats = timer.stats();
+    assert_eq!(stats.registered, 3, "one wheel entry per backoff wait");
+    assert_eq!(stats.fired, 3);
+    assert_eq!(stats.pending, 0);
+}
+
+/// A delay that is not a tick multiple rounds up to the next tick, never
+/// down: the retry runs late by less than a tick, never early.
+#[tokio::test(start_paused = true)]
+async fn backoff_delays_round_up_to_the_tick() {
+    let timer = tickwheel::Timer::new();
+    let start = Instant::now();
+    let attempts = Arc::new(Mutex::new(Vec::new()));
+
+    let result = flaky(start, 1, attempts.clone())
+        .retry(
+            ExponentialBuilder::default()
+                .with_min_delay(Duration::from_millis(33))
+                .with_max_times(1),
+        )
+        .sleep(timer.clone())
+        .await;
+
+    assert_eq!(result, Ok("ok"));
+    assert_eq!(
+        *attempts.lock().unwrap(),
+        vec![Duration::ZERO, Duration::from_millis(40)]
+    );
+    assert_eq!(timer.stats().registered, 1);
+}
+
+/// When the timer shuts down during a backoff wait, the wait ends at once
+/// and backon moves on to the next attempt without waiting: the retry ends
+/// (with the last error, once backon's attempts run out) at the instant of
+/// the shutdown instead of hanging on a dead timer.
+#[tokio::test(start_paused = true)]
+async fn shutdown_ends_the_backoff_wait() {
+    let timer = tickwheel::Timer::new();
+    let start = Instant::now();
+    let attempts = Arc::new(Mutex::new(Vec::new()));
+
+    let retry = tokio::spawn(
+        flaky(start, usize::MAX, attempts.clone())
+            .retry(
+                ExponentialBuilder::default()
+                    .with_min_delay(Duration::from_secs(60))
+                    .with_max_times(3),
+            )
+            .sleep(timer.clone()),
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(attempts.lock().unwrap().len(), 1, "waiting out 60 s");
+    assert_eq!(timer.shutdown(), 1, "the backoff wait was in the wheel");
+
+    assert_eq!(retry.await.unwrap(), Err("unavailable"));
+    let attempts = attempts.lock().unwrap();
+    assert_eq!(attempts.len(), 4, "the first try and max_times = 3 retries");
+    assert!(
+        attempts[1..].iter().all(|t| *t == Duration::from_secs(1)),
+        "retries after the shutdown ran without waiting: {attempts:?}"
+    );
+}
