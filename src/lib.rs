@@ -111,6 +111,47 @@
 //!   the next tick it waits for), and at `DEBUG` the driver starting and
 //!   stopping and the timer shutting down (with how many waiting tasks it
 //!   woke). Without the feature the calls compile to nothing.
+//!
+//! The `backon` and `hyper` examples are on their trait impls, in
+//! [`Timer`]'s documentation.
+#![cfg_attr(
+    feature = "tracing",
+    doc = r#"
+With `tracing`, any subscriber sees the driver's events; with
+`tracing-subscriber`, `tracing_subscriber::fmt().with_env_filter("tickwheel=trace").init()`
+prints them. Here a small subscriber (hidden) counts them:
+
+```
+# use std::sync::atomic::{AtomicUsize, Ordering};
+# use std::sync::Arc;
+# use tracing::{span, Event, Metadata};
+# #[derive(Clone, Default)]
+# struct Count(Arc<AtomicUsize>);
+# impl tracing::Subscriber for Count {
+#     fn enabled(&self, meta: &Metadata<'_>) -> bool { meta.target() == "tickwheel" }
+#     fn new_span(&self, _: &span::Attributes<'_>) -> span::Id { span::Id::from_u64(1) }
+#     fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+#     fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+#     fn event(&self, _: &Event<'_>) { self.0.fetch_add(1, Ordering::SeqCst); }
+#     fn enter(&self, _: &span::Id) {}
+#     fn exit(&self, _: &span::Id) {}
+# }
+# #[tokio::main(flavor = "current_thread", start_paused = true)]
+# async fn main() {
+use std::time::Duration;
+
+let events = Count::default();
+let _guard = tracing::subscriber::set_default(events.clone());
+let timer = tickwheel::Timer::new();
+// DEBUG driver started; TRACE driver wake-up tick=2 ticks=2 fired=1 ...
+timer.sleep(Duration::from_millis(20)).await;
+// DEBUG timer shut down woken=0
+timer.shutdown();
+assert!(events.0.load(Ordering::SeqCst) >= 3);
+# }
+```
+"#
+)]
 #![warn(
     missing_docs,
     missing_debug_implementations,

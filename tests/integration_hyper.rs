@@ -66,7 +66,10 @@ async fn reset_moves_our_sleep_in_place() {
     assert!(poll_once(&mut sleep).is_pending());
 
     HyperTimer::reset(&timer, &mut sleep, (start + 2 * SECOND).into_std());
-    assert!(sleep.as_mut().downcast_mut_pin::<tickwheel::Sleep>().is_some());
+    assert!(sleep
+        .as_mut()
+        .downcast_mut_pin::<tickwheel::Sleep>()
+        .is_some());
     (&mut sleep).await;
     assert_eq!(start.elapsed(), 2 * SECOND);
 
@@ -103,7 +106,10 @@ async fn reset_replaces_a_foreign_sleep() {
         Box::pin(Foreign(Box::pin(tokio::time::sleep(60 * SECOND))));
     HyperTimer::reset(&timer, &mut sleep, (start + SECOND).into_std());
     assert!(sleep.as_mut().downcast_mut_pin::<Foreign>().is_none());
-    assert!(sleep.as_mut().downcast_mut_pin::<tickwheel::Sleep>().is_some());
+    assert!(sleep
+        .as_mut()
+        .downcast_mut_pin::<tickwheel::Sleep>()
+        .is_some());
     sleep.await;
     assert_eq!(start.elapsed(), SECOND);
     assert_eq!(timer.stats().fired, 1);
@@ -118,7 +124,10 @@ async fn at_capacity_sleeps_fall_back_to_tokio_time() {
     let _held = timer.sleep(60 * SECOND);
     let start = Instant::now();
     let mut sleep = HyperTimer::sleep(&timer, 60 * SECOND);
-    assert!(sleep.as_mut().downcast_mut_pin::<tickwheel::Sleep>().is_none());
+    assert!(sleep
+        .as_mut()
+        .downcast_mut_pin::<tickwheel::Sleep>()
+        .is_none());
     HyperTimer::reset(&timer, &mut sleep, (start + 2 * SECOND).into_std());
     sleep.await;
     assert_eq!(start.elapsed(), 2 * SECOND);
@@ -218,6 +227,9 @@ async fn a_timely_request_is_served_and_the_next_head_is_timed_again() {
     );
     let stats = timer.stats();
     assert_eq!(stats.registered, 2, "one timeout per request head");
-    assert_eq!(stats.cancelled, 1, "the first was dropped when the head came");
+    assert_eq!(
+        stats.cancelled, 1,
+        "the first was dropped when the head came"
+    );
     assert_eq!(stats.fired, 1);
 }

@@ -1,0 +1,213 @@
+//! The `tracing` feature: the driver reports its wake-ups, start, stop and
+//! shutdown as `tracing` events.
+
+mod common;
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::subscriber::Interest;
+use tracing::{Event, Level, Metadata, Subscriber};
+
+use common::{poll_once, settle};
+
+/// One recorded event: its level, target, message and other fields.
+#[derive(Debug, Clone)]
+struct Seen {
+    level: Level,
+    target: String,
+    message: String,
+    fields: Vec<(String, String)>,
+}
+
+impl Seen {
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Visit for Seen {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let value = format!("{value:?}");
+        if field.name() == "message" {
+            self.message = value;
+        } else {
+            self.fields.push((field.name().to_string(), value));
+        }
+    }
+}
+
+/// A subscriber that keeps every event, at every level.
+#[derive(Clone, Default)]
+struct Recorder {
+    events: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Recorder {
+    fn with_message(&self, message: &str) -> Vec<Seen> {
+        let events = self.events.lock().unwrap();
+        events
+            .iter()
+            .filter(|e| e.message == message)
+            .cloned()
+            .collect()
+    }
+
+    fn messages(&self) -> Vec<String> {
+        let events = self.events.lock().unwrap();
+        events.iter().map(|e| e.message.clone()).collect()
+    }
+}
+
+impl Subscriber for Recorder {
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+        // Ask every time: other tests' threads may have no subscriber.
+        Interest::sometimes()
+    }
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut seen = Seen {
+            level: *event.metadata().level(),
+            target: event.metadata().target().to_string(),
+            message: String::new(),
+            fields: Vec::new(),
+        };
+        event.record(&mut seen);
+        self.events.lock().unwrap().push(seen);
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// The driver's events reach a subscriber on the thread it runs on (a
+/// current-thread runtime here). The guard must outlive the timer.
+fn record() -> (Recorder, tracing::subscriber::DefaultGuard) {
+    let recorder = Recorder::default();
+    let guard = tracing::subscriber::set_default(recorder.clone());
+    (recorder, guard)
+}
+
+#[tokio::test(start_paused = true)]
+async fn driver_start_is_a_debug_event() {
+    let (recorder, _guard) = record();
+    let _timer = tickwheel::Timer::new();
+    settle().await;
+    let started = recorder.with_message("driver started");
+    assert_eq!(started.len(), 1, "{:?}", recorder.messages());
+    assert_eq!(started[0].level, Level::DEBUG);
+    assert_eq!(started[0].target, "tickwheel");
+    let shards: u64 = started[0].field("shards").unwrap().parse().unwrap();
+    assert!(shards >= 4);
+}
+
+/// Each wake-up is a trace event saying how many ticks the driver moved
+/// over and how many timers it fired.
+#[tokio::test(start_paused = true)]
+async fn each_wake_up_reports_ticks_and_timers_fired() {
+    let (recorder, _guard) = record();
+    let timer = tickwheel::Timer::new();
+    let mut sleeps: Vec<_> = (0..3)
+        .map(|_| timer.sleep(Duration::from_millis(100)))
+        .collect();
+    for sleep in &mut sleeps {
+        assert!(poll_once(sleep).is_pending());
+    }
+    settle().await;
+    tokio::time::advance(Duration::from_millis(100)).await;
+    settle().await;
+    for sleep in &mut sleeps {
+        assert!(poll_once(sleep).is_ready());
+    }
+
+    let wakeups = recorder.with_message("driver wake-up");
+    assert!(wakeups.iter().all(|e| e.level == Level::TRACE));
+    assert!(wakeups.iter().all(|e| e.target == "tickwheel"));
+    let firing: Vec<_> = wakeups
+        .iter()
+        .filter(|e| e.field("fired") != Some("0"))
+        .collect();
+    assert_eq!(firing.len(), 1, "{wakeups:?}");
+    let firing = firing[0];
+    assert_eq!(firing.field("fired"), Some("3"));
+    assert_eq!(firing.field("tick"), Some("10"), "100 ms of 10 ms ticks");
+    assert_eq!(firing.field("ticks"), Some("10"));
+    assert_eq!(
+        firing.field("next_tick"),
+        Some(u64::MAX.to_string().as_str())
+    );
+    // Before it, the driver woke for the registration and chose tick 10.
+    let before = &wakeups[wakeups.len() - 2];
+    assert_eq!(before.field("next_tick"), Some("10"));
+    assert_eq!(before.field("fired"), Some("0"));
+    assert_eq!(
+        wakeups.len() as u64,
+        timer.stats().wakeups,
+        "one event per wake-up"
+    );
+}
+
+/// Shutdown says how many waiting tasks it woke, and the driver says it is
+/// stopping and has stopped; a second shutdown reports nothing new.
+#[tokio::test(start_paused = true)]
+async fn shutdown_reports_the_waiters_woken_and_the_driver_stopping() {
+    let (recorder, _guard) = record();
+    let timer = tickwheel::Timer::new();
+    let mut sleeps: Vec<_> = (0..2)
+        .map(|_| timer.sleep(Duration::from_secs(60)))
+        .collect();
+    for sleep in &mut sleeps {
+        assert!(poll_once(sleep).is_pending());
+    }
+    settle().await; // the driver starts
+    assert_eq!(timer.shutdown(), 2);
+    settle().await;
+    assert_eq!(timer.shutdown(), 0);
+    settle().await;
+
+    let shut = recorder.with_message("timer shut down");
+    assert_eq!(shut.len(), 1, "{:?}", recorder.messages());
+    assert_eq!(shut[0].level, Level::DEBUG);
+    assert_eq!(shut[0].field("woken"), Some("2"));
+    let messages = recorder.messages();
+    let tail: Vec<&str> = messages
+        .iter()
+        .map(String::as_str)
+        .filter(|m| *m != "driver wake-up")
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "driver started",
+            "timer shut down",
+            "driver stopping: the timer was shut down",
+            "driver stopped",
+        ]
+    );
+}
+
+/// With every handle and sleep gone, the driver retires and says why.
+#[tokio::test(start_paused = true)]
+async fn an_unused_driver_retires_with_a_debug_event() {
+    let (recorder, _guard) = record();
+    let timer = tickwheel::Timer::new();
+    settle().await;
+    drop(timer);
+    settle().await;
+    let retired = recorder.with_message("driver stopping: no timer handle or sleep is left");
+    assert_eq!(retired.len(), 1, "{:?}", recorder.messages());
+    assert_eq!(retired[0].level, Level::DEBUG);
+    assert_eq!(recorder.with_message("driver stopped").len(), 1);
+}
