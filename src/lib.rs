@@ -104,13 +104,15 @@
 //!   `retryable.retry(backoff).sleep(timer.clone())` waits out backon's
 //!   backoff on the wheel.
 //! - **`hyper`**: [`Timer`] implements `hyper::rt::Timer`, so
-//!   `builder.timer(timer.clone())` runs hyper 1.x's header-read, keep-alive
-//!   and HTTP/2 ping timers on the wheel.
+//!   `builder.timer(timer.clone())` runs hyper 1.x's timers (the HTTP/1
+//!   header-read timeout, HTTP/2 keep-alive pings) on the wheel.
 //! - **`tracing`**: the driver emits `tracing` events under the `tickwheel`
-//!   target: each wake-up at `TRACE` (the tick, ticks processed, timers fired,
-//!   the next tick it waits for), and at `DEBUG` the driver starting and
-//!   stopping and the timer shutting down (with how many waiting tasks it
-//!   woke). Without the feature the calls compile to nothing.
+//!   target: each wake-up at `TRACE` (fields `tick`, `ticks` processed since
+//!   the last wake-up, timers `fired`, and `next_tick` it will wake for, or
+//!   `u64::MAX` when it parks with nothing registered), and at `DEBUG` the
+//!   driver starting and stopping (with the reason) and the timer shutting
+//!   down (`woken`: how many waiting tasks it woke). Without the feature the
+//!   calls compile to nothing.
 //!
 //! The `backon` and `hyper` examples are on their trait impls, in
 //! [`Timer`]'s documentation.

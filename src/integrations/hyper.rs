@@ -1,5 +1,5 @@
-//! `hyper::rt::Timer` for [`Timer`]: hyper 1.x's connection timers (header
-//! read, keep-alive, HTTP/2 pings) on the wheel.
+//! `hyper::rt::Timer` for [`Timer`]: hyper 1.x's connection timers (the
+//! HTTP/1 header-read timeout, HTTP/2 keep-alive pings) on the wheel.
 //!
 //! hyper speaks `std::time::Instant`; the wheel speaks tokio's. The two are
 //! the same clock except when tokio's clock is paused or advanced in tests,
@@ -21,9 +21,9 @@ use crate::{Sleep, Timer};
 /// a connection builder's `timer` method. (Feature `hyper`.)
 ///
 /// - `sleep` and `sleep_until` return this timer's [`Sleep`], boxed.
-/// - `reset` moves a sleep made here in place ([`Sleep::reset`]: it keeps its
-///   wheel entry and its waker); a sleep from another `hyper::rt::Timer` is
-///   replaced by a new one.
+/// - `reset` moves a tickwheel sleep in place ([`Sleep::reset`]: it keeps its
+///   wheel entry and its waker, on the timer that made it); a sleep from
+///   another `hyper::rt::Timer` is replaced by a new one from this timer.
 /// - `now` reads tokio's clock, so that hyper's deadlines, which it computes
 ///   from `now`, follow tokio's paused clock in tests just as the wheel does.
 ///
