@@ -70,7 +70,10 @@ async fn coarse_ticks_round_up_but_never_drift() {
             let now = Instant::now();
             assert_eq!(at, start + ms(25) * n, "{behavior:?} drifted at tick {n}");
             assert!(now >= at, "{behavior:?}: tick {n} completed early");
-            assert!(now - at < tick, "{behavior:?}: tick {n} more than a tick late");
+            assert!(
+                now - at < tick,
+                "{behavior:?}: tick {n} more than a tick late"
+            );
             late.push((now - at).as_millis());
         }
         // Timer origin = start, so lateness is (-25n) mod 10.
@@ -124,7 +127,10 @@ async fn stalled_run(
     let mut seen = Vec::new();
     for _ in 0..6 {
         let at = ticker.tick().await;
-        seen.push(((at - start).as_millis(), (Instant::now() - start).as_millis()));
+        seen.push((
+            (at - start).as_millis(),
+            (Instant::now() - start).as_millis(),
+        ));
     }
     timer.shutdown();
     seen
@@ -135,22 +141,128 @@ async fn missed_ticks_behave_exactly_as_tokios() {
     use MissedTickBehavior::*;
     // Stalls: a long one (350 ms), one ending exactly on a grid instant
     // (300 ms), and a small one (103 ms) under tokio's 5 ms threshold.
-    let expected: [(MissedTickBehavior, u64, [(u128, u128); 6]); 9] = [
-        (Burst, 350, [(100, 350), (200, 350), (300, 350), (400, 400), (500, 500), (600, 600)]),
-        (Delay, 350, [(100, 350), (450, 450), (550, 550), (650, 650), (750, 750), (850, 850)]),
-        (Skip, 350, [(100, 350), (400, 400), (500, 500), (600, 600), (700, 700), (800, 800)]),
-        (Burst, 300, [(100, 300), (200, 300), (300, 300), (400, 400), (500, 500), (600, 600)]),
-        (Delay, 300, [(100, 300), (400, 400), (500, 500), (600, 600), (700, 700), (800, 800)]),
-        (Skip, 300, [(100, 300), (400, 400), (500, 500), (600, 600), (700, 700), (800, 800)]),
-        (Burst, 103, [(100, 103), (200, 200), (300, 300), (400, 400), (500, 500), (600, 600)]),
-        (Delay, 103, [(100, 103), (200, 200), (300, 300), (400, 400), (500, 500), (600, 600)]),
-        (Skip, 103, [(100, 103), (200, 200), (300, 300), (400, 400), (500, 500), (600, 600)]),
+    type Case = (MissedTickBehavior, u64, [(u128, u128); 6]);
+    let expected: [Case; 9] = [
+        (
+            Burst,
+            350,
+            [
+                (100, 350),
+                (200, 350),
+                (300, 350),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+            ],
+        ),
+        (
+            Delay,
+            350,
+            [
+                (100, 350),
+                (450, 450),
+                (550, 550),
+                (650, 650),
+                (750, 750),
+                (850, 850),
+            ],
+        ),
+        (
+            Skip,
+            350,
+            [
+                (100, 350),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+                (700, 700),
+                (800, 800),
+            ],
+        ),
+        (
+            Burst,
+            300,
+            [
+                (100, 300),
+                (200, 300),
+                (300, 300),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+            ],
+        ),
+        (
+            Delay,
+            300,
+            [
+                (100, 300),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+                (700, 700),
+                (800, 800),
+            ],
+        ),
+        (
+            Skip,
+            300,
+            [
+                (100, 300),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+                (700, 700),
+                (800, 800),
+            ],
+        ),
+        (
+            Burst,
+            103,
+            [
+                (100, 103),
+                (200, 200),
+                (300, 300),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+            ],
+        ),
+        (
+            Delay,
+            103,
+            [
+                (100, 103),
+                (200, 200),
+                (300, 300),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+            ],
+        ),
+        (
+            Skip,
+            103,
+            [
+                (100, 103),
+                (200, 200),
+                (300, 300),
+                (400, 400),
+                (500, 500),
+                (600, 600),
+            ],
+        ),
     ];
     for (behavior, stall, want) in expected {
         let tokio_seen = stalled_run(false, behavior, ms(stall)).await;
         let wheel_seen = stalled_run(true, behavior, ms(stall)).await;
-        assert_eq!(tokio_seen, want, "the reference model disagrees: {behavior:?} {stall} ms");
-        assert_eq!(wheel_seen, tokio_seen, "{behavior:?} after a {stall} ms stall");
+        assert_eq!(
+            tokio_seen, want,
+            "the reference model disagrees: {behavior:?} {stall} ms"
+        );
+        assert_eq!(
+            wheel_seen, tokio_seen,
+            "{behavior:?} after a {stall} ms stall"
+        );
     }
 }
 

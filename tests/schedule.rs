@@ -75,7 +75,11 @@ async fn schedule_on_a_coarse_timer_starts_within_one_tick() {
         async move { log.mark() }
     });
     tokio::time::sleep(ms(500)).await;
-    assert_eq!(log.get(), [130], "the first tick boundary at or after 123 ms");
+    assert_eq!(
+        log.get(),
+        [130],
+        "the first tick boundary at or after 123 ms"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -95,7 +99,10 @@ async fn cancel_before_the_deadline_prevents_the_run_and_drops_the_future() {
     settle().await;
     assert_eq!(timer.pending(), 1);
 
-    assert!(task.cancel(), "the first cancel before the deadline succeeds");
+    assert!(
+        task.cancel(),
+        "the first cancel before the deadline succeeds"
+    );
     assert!(task.is_cancelled());
     assert!(!task.cancel(), "a second cancel changes nothing");
 
@@ -393,7 +400,11 @@ async fn cancel_stops_the_schedule_and_lets_a_run_in_progress_finish() {
     assert!(task.is_cancelled());
     assert!(!task.cancel());
     tokio::time::sleep(ms(1000)).await;
-    assert_eq!(log.get(), [100, 130, 230, 260], "no run may start after cancel");
+    assert_eq!(
+        log.get(),
+        [100, 130, 230, 260],
+        "no run may start after cancel"
+    );
     assert_eq!(task.runs(), 2);
     assert_eq!(timer.pending(), 0, "the loop ended and left the wheel");
 

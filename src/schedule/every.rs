@@ -152,7 +152,10 @@ where
     /// let panics = Arc::new(AtomicU32::new(0));
     /// let seen = panics.clone();
     /// let task = timer
-    ///     .schedule_every(Duration::from_secs(1), || async { panic!("bug") })
+    ///     .schedule_every(Duration::from_secs(1), || async {
+    ///         let config: Option<u32> = None;
+    ///         config.expect("bug");
+    ///     })
     ///     .on_error(move |err| {
     ///         assert_eq!(err.panic_message(), Some("bug"));
     ///         seen.fetch_add(1, Ordering::SeqCst);
