@@ -140,3 +140,16 @@ impl Timer {
         ScheduleEvery::new(self, period, task)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_can_be_shared_across_tasks() {
+        fn assert_traits<T: Send + Sync + Unpin + 'static>() {}
+        assert_traits::<ScheduledTask>();
+        assert_traits::<PeriodicTask>();
+        assert_traits::<RunError>();
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::error::Error as StdError;
 use std::fmt;
+use std::sync::Mutex;
 
 use crate::schedule::catch_unwind::Panic;
 
@@ -87,7 +88,13 @@ pub struct RunError {
 
 enum Kind {
     Failed(BoxError),
-    Panicked(Panic),
+    /// The message is read out at once; the payload sits in a `Mutex` only
+    /// so that `RunError` is `Sync` (a payload is `Send` but not `Sync`),
+    /// like every error that converts into `Box<dyn Error + Send + Sync>`.
+    Panicked {
+        message: Option<String>,
+        payload: Mutex<Panic>,
+    },
 }
 
 impl RunError {
@@ -99,9 +106,16 @@ impl RunError {
     }
 
     pub(crate) fn panicked(run: u64, payload: Panic) -> Self {
+        let message = payload
+            .downcast_ref::<&'static str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
         RunError {
             run,
-            kind: Kind::Panicked(payload),
+            kind: Kind::Panicked {
+                message,
+                payload: Mutex::new(payload),
+            },
         }
     }
 
@@ -112,7 +126,7 @@ impl RunError {
 
     /// `true` if the run panicked.
     pub fn is_panic(&self) -> bool {
-        matches!(self.kind, Kind::Panicked(_))
+        matches!(self.kind, Kind::Panicked { .. })
     }
 
     /// `true` if the run returned an error.
@@ -125,7 +139,7 @@ impl RunError {
     pub fn error(&self) -> Option<&(dyn StdError + Send + Sync + 'static)> {
         match &self.kind {
             Kind::Failed(err) => Some(&**err),
-            Kind::Panicked(_) => None,
+            Kind::Panicked { .. } => None,
         }
     }
 
@@ -133,10 +147,7 @@ impl RunError {
     /// `panic!("..")` does).
     pub fn panic_message(&self) -> Option<&str> {
         match &self.kind {
-            Kind::Panicked(payload) => payload
-                .downcast_ref::<&'static str>()
-                .copied()
-                .or_else(|| payload.downcast_ref::<String>().map(String::as_str)),
+            Kind::Panicked { message, .. } => message.as_deref(),
             Kind::Failed(_) => None,
         }
     }
@@ -145,7 +156,9 @@ impl RunError {
     /// `std::panic::resume_unwind` or a custom downcast.
     pub fn into_panic(self) -> Option<Box<dyn std::any::Any + Send + 'static>> {
         match self.kind {
-            Kind::Panicked(payload) => Some(payload),
+            Kind::Panicked { payload, .. } => {
+                Some(payload.into_inner().unwrap_or_else(|e| e.into_inner()))
+            }
             Kind::Failed(_) => None,
         }
     }
@@ -155,7 +168,7 @@ impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             Kind::Failed(err) => write!(f, "run {} failed: {err}", self.run),
-            Kind::Panicked(_) => match self.panic_message() {
+            Kind::Panicked { .. } => match self.panic_message() {
                 Some(msg) => write!(f, "run {} panicked: {msg}", self.run),
                 None => write!(f, "run {} panicked", self.run),
             },
@@ -169,7 +182,7 @@ impl fmt::Debug for RunError {
         d.field("run", &self.run);
         match &self.kind {
             Kind::Failed(err) => d.field("error", err),
-            Kind::Panicked(_) => d.field("panic", &self.panic_message()),
+            Kind::Panicked { message, .. } => d.field("panic", message),
         };
         d.finish()
     }
@@ -179,7 +192,7 @@ impl StdError for RunError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match &self.kind {
             Kind::Failed(err) => Some(&**err),
-            Kind::Panicked(_) => None,
+            Kind::Panicked { .. } => None,
         }
     }
 }
@@ -204,6 +217,11 @@ mod tests {
 
         let opaque = RunError::panicked(5, Box::new(42_u8));
         assert_eq!(opaque.to_string(), "run 5 panicked");
+        assert_eq!(opaque.into_panic().unwrap().downcast_ref::<u8>(), Some(&42));
+
+        // Converts into the usual boxed error (needs Send + Sync).
+        let boxed: Box<dyn StdError + Send + Sync> = Box::new(panicked);
+        assert_eq!(boxed.to_string(), "run 4 panicked: boom");
     }
 
     #[test]
