@@ -95,7 +95,7 @@ impl Timer {
         let tick = self.tick();
         Interval {
             delay: self.sleep_until(start),
-            period: period.max(tick),
+            period: if period.is_zero() { tick } else { period },
             late_after: tick.max(LATE_AFTER),
             missed_tick_behavior: MissedTickBehavior::default(),
         }
@@ -207,6 +207,11 @@ fn add_or_far(t: Instant, d: Duration) -> Instant {
 /// boundary of the timer at or after its scheduled instant: never before it,
 /// at most one [`Timer::tick`] after it (plus scheduling delay). The schedule
 /// does not drift: rounding one tick does not move the next.
+///
+/// A period shorter than the timer's tick is kept as given (only zero is
+/// raised to one tick): the wheel cannot wake more often than once a tick,
+/// so such ticks complete in small bursts at tick boundaries, one per period
+/// on average, as tokio's do for periods under its 1 ms resolution.
 ///
 /// # Shutdown
 ///

@@ -389,3 +389,22 @@ async fn default_behaviour_is_burst_like_tokio() {
     interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
     assert_eq!(interval.missed_tick_behavior(), MissedTickBehavior::Skip);
 }
+
+/// A period under the tick: ticks come in bursts at tick boundaries, one per
+/// period on average, never before their scheduled instants.
+#[tokio::test(start_paused = true)]
+async fn sub_tick_periods_burst_at_tick_boundaries() {
+    let timer = Timer::new(); // 10 ms ticks
+    let start = Instant::now();
+    let mut interval = timer.interval(ms(2));
+    interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    assert_eq!(interval.period(), ms(2));
+    let mut completed = Vec::new();
+    for n in 0..=10u32 {
+        let at = interval.tick().await;
+        assert_eq!(at, start + ms(2) * n);
+        assert!(Instant::now() >= at);
+        completed.push((Instant::now() - start).as_millis());
+    }
+    assert_eq!(completed, [0, 10, 10, 10, 10, 10, 20, 20, 20, 20, 20]);
+}

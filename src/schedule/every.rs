@@ -117,7 +117,11 @@ where
     Fut::Output: RunOutcome,
 {
     pub(crate) fn new(timer: &Timer, period: Duration, task: F) -> Self {
-        let period = period.max(timer.tick());
+        let period = if period.is_zero() {
+            timer.tick()
+        } else {
+            period
+        };
         ScheduleEvery {
             timer: timer.clone(),
             period,
