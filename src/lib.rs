@@ -167,6 +167,8 @@ mod clock;
 mod driver;
 mod error;
 mod integrations;
+mod interval;
+mod schedule;
 mod shard;
 mod shared;
 mod sleep;
@@ -178,6 +180,8 @@ mod wheel;
 
 pub use crate::builder::Builder;
 pub use crate::error::{BuildError, Elapsed, Error};
+pub use crate::interval::{Interval, MissedTickBehavior};
+pub use crate::schedule::{PeriodicTask, RunError, RunOutcome, ScheduleEvery, ScheduledTask};
 pub use crate::sleep::Sleep;
 pub use crate::stats::{Lateness, Stats};
 pub use crate::timeout::Timeout;

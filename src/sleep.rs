@@ -250,6 +250,11 @@ impl Sleep {
         self.shard.shared.is_shutdown() && self.deadline > self.clock().offset(Instant::now())
     }
 
+    /// `true` once this sleep's timer has shut down.
+    pub(crate) fn timer_is_shut_down(&self) -> bool {
+        self.shard.shared.is_shutdown()
+    }
+
     fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
         if !checked && self.deadline <= self.clock().offset(Instant::now()) {
             self.set_state(State::Done);

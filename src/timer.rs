@@ -42,6 +42,8 @@ pub(crate) struct Inner {
     pub(crate) clock_tick: AtomicU64,
     /// Wakers that panicked when woken (the driver survives them).
     pub(crate) wake_panics: AtomicU64,
+    /// The runtime hosting the driver; scheduled tasks are spawned on it.
+    runtime: Handle,
     config: Config,
 }
 
@@ -171,6 +173,7 @@ impl Timer {
             wakeups: AtomicU64::new(0),
             clock_tick: AtomicU64::new(0),
             wake_panics: AtomicU64::new(0),
+            runtime: handle.clone(),
             config,
         });
         handle.spawn(driver::run(inner.clone()));
@@ -452,6 +455,11 @@ impl Timer {
     /// The `max_pending` limit, if any.
     pub fn max_pending(&self) -> Option<usize> {
         self.inner.shared.max_pending()
+    }
+
+    /// The runtime that hosts the driver (where scheduled tasks run).
+    pub(crate) fn runtime(&self) -> &Handle {
+        &self.inner.runtime
     }
 
     fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {

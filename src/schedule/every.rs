@@ -1,0 +1,369 @@
+//! [`ScheduleEvery`] and [`PeriodicTask`]: a task run again and again with a
+//! fixed delay between runs, for heartbeats and watchdogs.
+//!
+//! One spawned loop owns the task closure and one reusable wheel [`Sleep`]:
+//! wait, run (catching panics), report a failure to the hook, then reset the
+//! sleep to one period after the run ended. Runs therefore never overlap and
+//! never pile up after a slow run or a stall.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::schedule::catch_unwind::CatchUnwind;
+use crate::schedule::run_error::{RunError, RunOutcome};
+use crate::sleep::Sleep;
+use crate::Timer;
+
+/// The hook failed runs are reported to.
+type Hook = Box<dyn FnMut(RunError) + Send + 'static>;
+
+/// Where a periodic task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Runs keep coming.
+    Active,
+    /// Stopped by `cancel` or by the timer's shutdown; no run starts again.
+    Cancelled,
+}
+
+impl State {
+    const ACTIVE: u8 = 0;
+    const CANCELLED: u8 = 1;
+
+    fn from_u8(v: u8) -> State {
+        match v {
+            Self::ACTIVE => State::Active,
+            _ => State::Cancelled,
+        }
+    }
+}
+
+/// State shared by the handle and the loop.
+#[derive(Debug)]
+struct Control {
+    state: AtomicU8,
+    /// Wakes a waiting loop at once on `cancel`.
+    cancelled: Notify,
+    runs: AtomicU64,
+    failures: AtomicU64,
+}
+
+impl Control {
+    fn cancel(&self) -> bool {
+        self.state
+            .compare_exchange(
+                State::ACTIVE,
+                State::CANCELLED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
+    fn state(&self) -> State {
+        State::from_u8(self.state.load(Ordering::Acquire))
+    }
+}
+
+/// A periodic schedule being set up, from [`Timer::schedule_every`]; call
+/// [`start`](ScheduleEvery::start) to begin it.
+///
+/// | setting | default |
+/// |---|---|
+/// | [`initial_delay`](ScheduleEvery::initial_delay) | one period |
+/// | [`on_error`](ScheduleEvery::on_error) | none: failures are only counted ([`PeriodicTask::failures`]) |
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::new();
+/// let heartbeat = timer
+///     .schedule_every(Duration::from_secs(5), || async {
+///         Ok::<_, std::io::Error>(()) // send a ping here
+///     })
+///     .initial_delay(Duration::ZERO)
+///     .on_error(|err| eprintln!("heartbeat: {err}"))
+///     .start();
+/// tokio::time::sleep(Duration::from_secs(12)).await;
+/// assert_eq!(heartbeat.runs(), 3); // at 0, 5 and 10 s
+/// heartbeat.cancel();
+/// # }
+/// ```
+#[must_use = "a periodic schedule does nothing until `.start()` is called"]
+pub struct ScheduleEvery<F> {
+    timer: Timer,
+    period: Duration,
+    initial_delay: Duration,
+    task: F,
+    on_error: Option<Hook>,
+}
+
+impl<F, Fut> ScheduleEvery<F>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: RunOutcome,
+{
+    pub(crate) fn new(timer: &Timer, period: Duration, task: F) -> Self {
+        let period = if period.is_zero() {
+            timer.tick()
+        } else {
+            period
+        };
+        ScheduleEvery {
+            timer: timer.clone(),
+            period,
+            initial_delay: period,
+            task,
+            on_error: None,
+        }
+    }
+
+    /// How long after [`start`](ScheduleEvery::start) the first run begins
+    /// (default: one period; `Duration::ZERO` runs it at once).
+    pub fn initial_delay(mut self, delay: Duration) -> Self {
+        self.initial_delay = delay;
+        self
+    }
+
+    /// Calls `hook` with every failed run: one that returned `Err` or
+    /// panicked. The schedule goes on after it. The hook runs on the task's
+    /// loop, between runs, so it should be quick; a panic inside the hook is
+    /// caught and ignored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let panics = Arc::new(AtomicU32::new(0));
+    /// let seen = panics.clone();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), || async {
+    ///         let config: Option<u32> = None;
+    ///         config.expect("bug");
+    ///     })
+    ///     .on_error(move |err| {
+    ///         assert_eq!(err.panic_message(), Some("bug"));
+    ///         seen.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .start();
+    /// tokio::time::sleep(Duration::from_millis(3500)).await;
+    /// assert_eq!(panics.load(Ordering::SeqCst), 3); // and it is still scheduled
+    /// # task.cancel();
+    /// # }
+    /// ```
+    pub fn on_error(mut self, hook: impl FnMut(RunError) + Send + 'static) -> Self {
+        self.on_error = Some(Box::new(hook));
+        self
+    }
+
+    /// Starts the schedule on the runtime that hosts the timer's driver and
+    /// returns its handle.
+    ///
+    /// # Panics
+    ///
+    /// As [`Timer::sleep`]: if the timer has a
+    /// [`max_pending`](crate::Builder::max_pending) limit and that many sleeps
+    /// are already alive (the schedule holds one sleep).
+    #[track_caller]
+    pub fn start(self) -> PeriodicTask {
+        let ScheduleEvery {
+            timer,
+            period,
+            initial_delay,
+            task,
+            on_error,
+        } = self;
+        let control = Arc::new(Control {
+            state: AtomicU8::new(State::ACTIVE),
+            cancelled: Notify::new(),
+            runs: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+        });
+        let sleep = timer.sleep(initial_delay);
+        timer
+            .runtime()
+            .spawn(run_loop(control.clone(), sleep, period, task, on_error));
+        PeriodicTask { control, period }
+    }
+}
+
+/// The schedule: wait, run, report, repeat, until cancelled or shut down.
+async fn run_loop<F, Fut>(
+    control: Arc<Control>,
+    mut sleep: Sleep,
+    period: Duration,
+    mut task: F,
+    mut on_error: Option<Hook>,
+) where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: RunOutcome,
+{
+    loop {
+        tokio::select! {
+            biased;
+            () = control.cancelled.notified() => return,
+            () = &mut sleep => {}
+        }
+        if control.state() == State::Cancelled {
+            return;
+        }
+        if sleep.timer_is_shut_down() {
+            control.cancel();
+            return;
+        }
+        let run = control.runs.load(Ordering::Relaxed) + 1;
+        // Calling the closure may panic too, before there is a future.
+        let outcome = match catch_unwind(AssertUnwindSafe(&mut task)) {
+            Ok(future) => match CatchUnwind::new(future).await {
+                Ok(output) => output.into_result().map_err(|e| RunError::failed(run, e)),
+                Err(payload) => Err(RunError::panicked(run, payload)),
+            },
+            Err(payload) => Err(RunError::panicked(run, payload)),
+        };
+        control.runs.store(run, Ordering::Release);
+        if let Err(err) = outcome {
+            control.failures.fetch_add(1, Ordering::AcqRel);
+            if let Some(hook) = on_error.as_mut() {
+                // A panicking hook must not end the schedule either.
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(err)));
+            }
+        }
+        if control.state() == State::Cancelled {
+            return;
+        }
+        // Fixed delay: the next run is one period after this one ended.
+        let next = Instant::now()
+            .checked_add(period)
+            .unwrap_or_else(|| sleep.deadline());
+        Pin::new(&mut sleep).reset(next);
+    }
+}
+
+/// A handle to a periodic task started with [`Timer::schedule_every`].
+///
+/// # Timing
+///
+/// Fixed delay: the first run begins after the
+/// [`initial_delay`](ScheduleEvery::initial_delay) (one period by default),
+/// and each later run begins one period after the previous run **ended**
+/// (rounded up to the timer's tick, like every deadline on the wheel). Runs
+/// never overlap, and a slow run or a stall never causes a burst of catch-up
+/// runs; a run that takes longer than the period just pushes the next one
+/// back. A zero period is raised to the timer's tick.
+///
+/// # Failures
+///
+/// A run that returns `Err` or panics is counted
+/// ([`failures`](PeriodicTask::failures)) and reported to the
+/// [`on_error`](ScheduleEvery::on_error) hook, and the schedule goes on.
+///
+/// # Cancellation
+///
+/// [`cancel`](PeriodicTask::cancel) stops the schedule: no run starts after
+/// it returns. A run in progress is not interrupted; it finishes (and its
+/// failure, if any, is still reported), then the loop ends. Dropping the
+/// handle does **not** cancel: the task then runs until the timer shuts down.
+///
+/// # Shutdown
+///
+/// When the timer [shuts down](Timer::shutdown) no further run starts (a run
+/// in progress finishes) and the task counts as cancelled.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::new();
+/// let renew = timer
+///     .schedule_every(Duration::from_secs(10), || async { /* renew a lease */ })
+///     .start();
+/// tokio::time::sleep(Duration::from_secs(35)).await;
+/// assert_eq!(renew.runs(), 3);
+/// assert!(renew.cancel());
+/// tokio::time::sleep(Duration::from_secs(60)).await;
+/// assert_eq!(renew.runs(), 3);
+/// # }
+/// ```
+pub struct PeriodicTask {
+    control: Arc<Control>,
+    period: Duration,
+}
+
+impl PeriodicTask {
+    /// Stops the schedule. Returns `true` if this call stopped it; `false`
+    /// if it was already stopped (an earlier `cancel`, or the timer's
+    /// shutdown).
+    pub fn cancel(&self) -> bool {
+        if self.control.cancel() {
+            self.control.cancelled.notify_one();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `true` once the schedule is stopped: by [`cancel`](PeriodicTask::cancel),
+    /// or by the timer's shutdown (once the loop has seen it).
+    pub fn is_cancelled(&self) -> bool {
+        self.control.state() == State::Cancelled
+    }
+
+    /// How many runs have completed, good or failed.
+    pub fn runs(&self) -> u64 {
+        self.control.runs.load(Ordering::Acquire)
+    }
+
+    /// How many runs failed (returned `Err` or panicked).
+    pub fn failures(&self) -> u64 {
+        self.control.failures.load(Ordering::Acquire)
+    }
+
+    /// The delay between the end of one run and the start of the next.
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+}
+
+impl fmt::Debug for PeriodicTask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PeriodicTask")
+            .field("period", &self.period)
+            .field("state", &self.control.state())
+            .field("runs", &self.runs())
+            .field("failures", &self.failures())
+            .finish()
+    }
+}
+
+impl<F> fmt::Debug for ScheduleEvery<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScheduleEvery")
+            .field("period", &self.period)
+            .field("initial_delay", &self.initial_delay)
+            .field("on_error", &self.on_error.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,199 @@
+//! [`ScheduledTask`]: a future spawned on the timer's runtime once a delay
+//! has passed, unless cancelled first (Netty's `Timeout`).
+//!
+//! The spawned task waits on a wheel [`Sleep`] and a `Notify`; whoever wins
+//! the compare-and-swap out of `WAITING` (the task, to start the future, or
+//! [`ScheduledTask::cancel`]) decides whether the future ever runs. The
+//! future is not polled before that swap, so a successful cancel is final.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::sleep::Sleep;
+use crate::Timer;
+
+/// Where a one-shot task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Waiting for its deadline.
+    Waiting,
+    /// The deadline passed and the future was started.
+    Started,
+    /// Cancelled (by `cancel` or by the timer's shutdown) before it started.
+    Cancelled,
+}
+
+impl State {
+    const WAITING: u8 = 0;
+    const STARTED: u8 = 1;
+    const CANCELLED: u8 = 2;
+
+    fn from_u8(v: u8) -> State {
+        match v {
+            Self::WAITING => State::Waiting,
+            Self::STARTED => State::Started,
+            _ => State::Cancelled,
+        }
+    }
+}
+
+/// State shared by the handle and the spawned task.
+#[derive(Debug)]
+struct Control {
+    state: AtomicU8,
+    /// Wakes the waiting task at once on `cancel`, so the future (and
+    /// whatever it owns) is dropped promptly rather than at the deadline.
+    cancelled: Notify,
+}
+
+impl Control {
+    /// Moves out of `Waiting`; `true` if this call did.
+    fn leave_waiting(&self, to: u8) -> bool {
+        self.state
+            .compare_exchange(State::WAITING, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    fn state(&self) -> State {
+        State::from_u8(self.state.load(Ordering::Acquire))
+    }
+}
+
+/// Spawns the waiting task for [`Timer::schedule`] and
+/// [`Timer::schedule_at`].
+pub(crate) fn spawn<F>(timer: &Timer, mut sleep: Sleep, future: F) -> ScheduledTask
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let control = Arc::new(Control {
+        state: AtomicU8::new(State::WAITING),
+        cancelled: Notify::new(),
+    });
+    let deadline = sleep.deadline();
+    let task = control.clone();
+    timer.runtime().spawn(async move {
+        tokio::select! {
+            biased;
+            () = task.cancelled.notified() => return,
+            () = &mut sleep => {}
+        }
+        // A shutdown ends every sleep early; a task that has not started by
+        // then never runs.
+        if sleep.timer_is_shut_down() {
+            task.leave_waiting(State::CANCELLED);
+            return;
+        }
+        drop(sleep);
+        if task.leave_waiting(State::STARTED) {
+            drop(task);
+            future.await;
+        }
+    });
+    ScheduledTask { control, deadline }
+}
+
+/// A handle to a future scheduled with [`Timer::schedule`] or
+/// [`Timer::schedule_at`]: Netty's `Timeout`.
+///
+/// The future is spawned on the runtime that hosts the timer's driver once
+/// its [`deadline`](ScheduledTask::deadline) has passed (at the first tick
+/// boundary at or after it, never before).
+///
+/// # Cancellation
+///
+/// [`cancel`](ScheduledTask::cancel) before the deadline means the future is
+/// never polled; it is dropped promptly, not at the deadline. A future that
+/// has started is not interrupted: `cancel` then returns `false`.
+///
+/// Dropping the handle does **not** cancel the task (as with Netty's
+/// `Timeout` and tokio's `JoinHandle`): keep the handle to cancel it.
+///
+/// # Shutdown
+///
+/// When the timer [shuts down](Timer::shutdown), a task that has not started
+/// is cancelled and never runs; [`is_cancelled`](ScheduledTask::is_cancelled)
+/// reports it once the task has seen the shutdown (at its next poll, which
+/// the shutdown triggers). A future already running goes on. If the runtime
+/// itself shuts down, its tasks are dropped, started or not.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::new();
+/// let reminder = timer.schedule(Duration::from_secs(30), async {
+///     println!("30 s passed without a reply");
+/// });
+/// // The reply came in time:
+/// assert!(reminder.cancel());
+/// assert!(reminder.is_cancelled());
+/// # }
+/// ```
+pub struct ScheduledTask {
+    control: Arc<Control>,
+    deadline: Instant,
+}
+
+impl ScheduledTask {
+    /// Cancels the task if it has not started. Returns `true` if this call
+    /// prevented the run; `false` if the future already started, or the task
+    /// was already cancelled (by an earlier call or by the timer's shutdown).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule(Duration::from_millis(10), async {});
+    /// tokio::time::sleep(Duration::from_millis(20)).await;
+    /// assert!(task.is_expired());
+    /// assert!(!task.cancel()); // too late
+    /// # }
+    /// ```
+    pub fn cancel(&self) -> bool {
+        if self.control.leave_waiting(State::CANCELLED) {
+            self.control.cancelled.notify_one();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `true` if the task was cancelled before it started.
+    pub fn is_cancelled(&self) -> bool {
+        self.control.state() == State::Cancelled
+    }
+
+    /// `true` once the deadline has passed and the future was started (it may
+    /// still be running).
+    pub fn is_expired(&self) -> bool {
+        self.control.state() == State::Started
+    }
+
+    /// When the future is due to start, as given (the wheel starts it at the
+    /// first tick boundary at or after this instant).
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+}
+
+impl fmt::Debug for ScheduledTask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScheduledTask")
+            .field("deadline", &self.deadline)
+            .field("state", &self.control.state())
+            .finish()
+    }
+}

@@ -1,0 +1,470 @@
+//! `Timer::schedule`, `schedule_at` and `schedule_every` on the paused clock.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::settle;
+use tickwheel::Timer;
+use tokio::time::Instant;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn fine_timer() -> Timer {
+    Timer::builder().tick(ms(1)).build().unwrap()
+}
+
+/// Records when something happened, in ms since `start`.
+#[derive(Clone)]
+struct Log {
+    start: Instant,
+    at: Arc<Mutex<Vec<u128>>>,
+}
+
+impl Log {
+    fn new() -> Self {
+        Log {
+            start: Instant::now(),
+            at: Arc::default(),
+        }
+    }
+    fn mark(&self) {
+        let t = (Instant::now() - self.start).as_millis();
+        self.at.lock().unwrap().push(t);
+    }
+    fn get(&self) -> Vec<u128> {
+        self.at.lock().unwrap().clone()
+    }
+}
+
+// ----- schedule ---------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn schedule_runs_at_the_deadline_and_not_before() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let task = timer.schedule(ms(100), {
+        let log = log.clone();
+        async move { log.mark() }
+    });
+    assert_eq!(task.deadline(), log.start + ms(100));
+
+    tokio::time::advance(ms(99)).await;
+    settle().await;
+    assert_eq!(log.get(), Vec::<u128>::new(), "ran before its deadline");
+    assert!(!task.is_expired());
+    assert!(!task.is_cancelled());
+
+    tokio::time::advance(ms(1)).await;
+    settle().await;
+    assert_eq!(log.get(), [100]);
+    assert!(task.is_expired());
+    assert!(!task.is_cancelled());
+}
+
+#[tokio::test(start_paused = true)]
+async fn schedule_on_a_coarse_timer_starts_within_one_tick() {
+    let timer = Timer::new(); // 10 ms ticks
+    let log = Log::new();
+    let _task = timer.schedule(ms(123), {
+        let log = log.clone();
+        async move { log.mark() }
+    });
+    tokio::time::sleep(ms(500)).await;
+    assert_eq!(
+        log.get(),
+        [130],
+        "the first tick boundary at or after 123 ms"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_before_the_deadline_prevents_the_run_and_drops_the_future() {
+    let timer = fine_timer();
+    let start = Instant::now();
+    let ran = Arc::new(AtomicBool::new(false));
+    let (guard, dropped) = tokio::sync::oneshot::channel::<()>();
+    let task = timer.schedule(ms(100), {
+        let ran = ran.clone();
+        async move {
+            ran.store(true, Ordering::SeqCst);
+            drop(guard);
+        }
+    });
+    tokio::time::advance(ms(50)).await;
+    settle().await;
+    assert_eq!(timer.pending(), 1);
+
+    assert!(
+        task.cancel(),
+        "the first cancel before the deadline succeeds"
+    );
+    assert!(task.is_cancelled());
+    assert!(!task.cancel(), "a second cancel changes nothing");
+
+    // The future is dropped now, without waiting for the deadline; its sleep
+    // leaves the wheel.
+    settle().await;
+    assert!(dropped.await.is_err(), "the future was dropped unrun");
+    assert_eq!(Instant::now(), start + ms(50));
+    assert_eq!(timer.pending(), 0);
+
+    tokio::time::sleep(ms(500)).await;
+    assert!(!ran.load(Ordering::SeqCst), "a cancelled task ran");
+    assert!(!task.is_expired());
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_after_the_start_returns_false_and_the_future_finishes() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let task = timer.schedule(ms(10), {
+        let log = log.clone();
+        let timer = timer.clone();
+        async move {
+            log.mark();
+            timer.sleep(ms(100)).await;
+            log.mark();
+        }
+    });
+    tokio::time::sleep(ms(50)).await;
+    assert!(task.is_expired());
+    assert!(!task.cancel(), "too late to cancel");
+    assert!(!task.is_cancelled());
+    tokio::time::sleep(ms(100)).await;
+    assert_eq!(log.get(), [10, 110], "a started future is not interrupted");
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_handle_does_not_cancel() {
+    let timer = fine_timer();
+    let log = Log::new();
+    drop(timer.schedule(ms(20), {
+        let log = log.clone();
+        async move { log.mark() }
+    }));
+    tokio::time::sleep(ms(100)).await;
+    assert_eq!(log.get(), [20]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn schedule_at_a_past_instant_runs_at_once_and_zero_delay_too() {
+    let timer = fine_timer();
+    let log = Log::new();
+    tokio::time::advance(ms(5)).await;
+    let past = timer.schedule_at(log.start, {
+        let log = log.clone();
+        async move { log.mark() }
+    });
+    let zero = timer.schedule(Duration::ZERO, {
+        let log = log.clone();
+        async move { log.mark() }
+    });
+    settle().await;
+    assert_eq!(log.get(), [5, 5]);
+    assert!(past.is_expired() && zero.is_expired());
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_before_the_deadline_cancels_the_task() {
+    let timer = fine_timer();
+    let ran = Arc::new(AtomicBool::new(false));
+    let task = timer.schedule(ms(100), {
+        let ran = ran.clone();
+        async move { ran.store(true, Ordering::SeqCst) }
+    });
+    settle().await;
+    timer.shutdown();
+    settle().await;
+    assert!(task.is_cancelled());
+    assert!(!task.cancel());
+    tokio::time::sleep(ms(500)).await;
+    assert!(!ran.load(Ordering::SeqCst), "ran after shutdown");
+
+    // Scheduling on a stopped timer never runs either.
+    let late = timer.schedule(ms(1), {
+        let ran = ran.clone();
+        async move { ran.store(true, Ordering::SeqCst) }
+    });
+    tokio::time::sleep(ms(100)).await;
+    assert!(!ran.load(Ordering::SeqCst));
+    assert!(late.is_cancelled());
+}
+
+#[test]
+fn cancel_races_with_the_deadline_on_a_multi_thread_runtime() {
+    // No paused clock here: real threads race `cancel` against the start.
+    // Whatever the interleaving, the run happened iff cancel returned false.
+    let (rt, timer) = common::runtime_with_timer(2);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut won = 0;
+    for i in 0..100u64 {
+        let before = runs.load(Ordering::SeqCst);
+        let task = timer.schedule(ms(1), {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        // Spread the cancel over the first 15 ms: before, at and after the
+        // 10 ms tick boundary where the task is due.
+        std::thread::sleep(Duration::from_micros(i * 997 % 15_000));
+        let cancelled = task.cancel();
+        won += usize::from(cancelled);
+        // Wait until the task has settled one way or the other.
+        let settled = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), async {
+                while !(task.is_cancelled() || runs.load(Ordering::SeqCst) > before) {
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+        });
+        assert!(settled.is_ok());
+        std::thread::sleep(Duration::from_millis(3));
+        assert_eq!(
+            runs.load(Ordering::SeqCst) - before,
+            usize::from(!cancelled),
+            "cancel returned {cancelled}"
+        );
+        assert_eq!(task.is_cancelled(), cancelled);
+        assert_eq!(task.is_expired(), !cancelled);
+    }
+    drop(timer);
+    drop(rt);
+    eprintln!("cancel won {won} of 100 races");
+}
+
+// ----- schedule_every ---------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn every_runs_one_period_apart_after_the_initial_delay() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let task = timer
+        .schedule_every(ms(100), {
+            let log = log.clone();
+            move || {
+                let log = log.clone();
+                async move { log.mark() }
+            }
+        })
+        .start();
+    tokio::time::sleep(ms(450)).await;
+    assert_eq!(log.get(), [100, 200, 300, 400]);
+    assert_eq!(task.runs(), 4);
+    assert_eq!(task.failures(), 0);
+    assert_eq!(task.period(), ms(100));
+
+    let log = Log::new();
+    let now = timer
+        .schedule_every(ms(100), {
+            let log = log.clone();
+            move || {
+                let log = log.clone();
+                async move { log.mark() }
+            }
+        })
+        .initial_delay(Duration::ZERO)
+        .start();
+    tokio::time::sleep(ms(250)).await;
+    assert_eq!(log.get(), [0, 100, 200]);
+    task.cancel();
+    now.cancel();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_or_panicking_run_is_reported_and_the_schedule_goes_on() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let task = timer
+        .schedule_every(ms(100), {
+            let log = log.clone();
+            let mut n = 0;
+            move || {
+                n += 1;
+                let log = log.clone();
+                // Run 4 panics before it even makes a future.
+                if n == 4 {
+                    panic!("closure bug");
+                }
+                async move {
+                    log.mark();
+                    match n {
+                        2 => Err(std::io::Error::other("peer refused")),
+                        3 => panic!("run three exploded"),
+                        _ => Ok(()),
+                    }
+                }
+            }
+        })
+        .on_error({
+            let reports = reports.clone();
+            move |err| {
+                let what = if err.is_panic() {
+                    format!("panic: {}", err.panic_message().unwrap_or("?"))
+                } else {
+                    let io = err.error().unwrap().downcast_ref::<std::io::Error>();
+                    format!("error: {}", io.unwrap())
+                };
+                reports.lock().unwrap().push((err.run(), what));
+            }
+        })
+        .start();
+    tokio::time::sleep(ms(650)).await;
+    // Run 4 never reached `log.mark()`.
+    assert_eq!(log.get(), [100, 200, 300, 500, 600]);
+    assert_eq!(
+        *reports.lock().unwrap(),
+        [
+            (2, "error: peer refused".to_string()),
+            (3, "panic: run three exploded".to_string()),
+            (4, "panic: closure bug".to_string()),
+        ]
+    );
+    assert_eq!(task.runs(), 6);
+    assert_eq!(task.failures(), 3);
+    assert!(!task.is_cancelled());
+    assert!(task.cancel());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_hook_does_not_stop_the_schedule() {
+    let timer = fine_timer();
+    let task = timer
+        .schedule_every(ms(10), || async { Err::<(), _>("no") })
+        .on_error(|_| panic!("hook bug"))
+        .start();
+    tokio::time::sleep(ms(55)).await;
+    assert_eq!(task.runs(), 5);
+    assert_eq!(task.failures(), 5);
+    task.cancel();
+}
+
+#[tokio::test(start_paused = true)]
+async fn runs_never_overlap_and_the_next_is_timed_from_the_end() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let task = timer
+        .schedule_every(ms(100), {
+            let (log, timer) = (log.clone(), timer.clone());
+            let (running, most) = (running.clone(), most.clone());
+            move || {
+                let (log, timer) = (log.clone(), timer.clone());
+                let (running, most) = (running.clone(), most.clone());
+                async move {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    log.mark();
+                    timer.sleep(ms(250)).await; // longer than the period
+                    log.mark();
+                    running.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        })
+        .start();
+    tokio::time::sleep(ms(1200)).await;
+    // start, end pairs: 100-350, 450-700, 800-1050, 1150-...
+    assert_eq!(log.get(), [100, 350, 450, 700, 800, 1050, 1150]);
+    assert_eq!(most.load(Ordering::SeqCst), 1, "two runs overlapped");
+    assert_eq!(task.runs(), 3);
+    task.cancel();
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_stops_the_schedule_and_lets_a_run_in_progress_finish() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let task = timer
+        .schedule_every(ms(100), {
+            let (log, timer) = (log.clone(), timer.clone());
+            move || {
+                let (log, timer) = (log.clone(), timer.clone());
+                async move {
+                    log.mark();
+                    timer.sleep(ms(30)).await;
+                    log.mark();
+                }
+            }
+        })
+        .start();
+    tokio::time::sleep(ms(250)).await; // runs at 100-130 and 230-260
+    assert!(task.cancel(), "cancel during a run");
+    assert!(task.is_cancelled());
+    assert!(!task.cancel());
+    tokio::time::sleep(ms(1000)).await;
+    assert_eq!(
+        log.get(),
+        [100, 130, 230, 260],
+        "no run may start after cancel"
+    );
+    assert_eq!(task.runs(), 2);
+    assert_eq!(timer.pending(), 0, "the loop ended and left the wheel");
+
+    // Cancelling while waiting ends the loop at once.
+    let log = Log::new();
+    let idle = timer
+        .schedule_every(ms(100), {
+            let log = log.clone();
+            move || {
+                let log = log.clone();
+                async move { log.mark() }
+            }
+        })
+        .start();
+    settle().await;
+    assert_eq!(timer.pending(), 1);
+    assert!(idle.cancel());
+    settle().await;
+    assert_eq!(timer.pending(), 0);
+    tokio::time::sleep(ms(500)).await;
+    assert_eq!(log.get(), Vec::<u128>::new());
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_stops_the_schedule() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let task = timer
+        .schedule_every(ms(100), {
+            let log = log.clone();
+            move || {
+                let log = log.clone();
+                async move { log.mark() }
+            }
+        })
+        .start();
+    tokio::time::sleep(ms(250)).await;
+    timer.shutdown();
+    settle().await;
+    assert!(task.is_cancelled());
+    assert!(!task.cancel());
+    tokio::time::sleep(ms(1000)).await;
+    assert_eq!(log.get(), [100, 200]);
+
+    // Started on a stopped timer: never runs.
+    let never = timer
+        .schedule_every(ms(10), || async { panic!("ran after shutdown") as () })
+        .initial_delay(Duration::ZERO)
+        .start();
+    tokio::time::sleep(ms(100)).await;
+    assert_eq!(never.runs(), 0);
+    assert!(never.is_cancelled());
+}
+
+#[tokio::test(start_paused = true)]
+async fn zero_period_is_raised_to_the_tick() {
+    let timer = fine_timer();
+    let task = timer.schedule_every(Duration::ZERO, || async {}).start();
+    assert_eq!(task.period(), ms(1));
+    tokio::time::sleep(ms(10) + Duration::from_micros(500)).await;
+    assert_eq!(task.runs(), 10);
+    task.cancel();
+}
