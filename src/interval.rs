@@ -217,7 +217,9 @@ fn add_or_far(t: Instant, d: Duration) -> Instant {
 ///
 /// After the timer [shuts down](Timer::shutdown), `tick` completes at once
 /// (like every sleep of a stopped timer), so a `loop { interval.tick().await }`
-/// must check [`Timer::is_shutdown`]. The [`Stream`] ends instead: it yields
+/// must check [`Timer::is_shutdown`]: it does not starve other tasks (each
+/// tick takes part in tokio's task budget, as a `tokio::time` sleep does), but
+/// it never ends by itself. The [`Stream`] ends instead: it yields
 /// `None` once the timer has shut down, so
 /// `while let Some(_) = interval.next().await` stops by itself.
 ///

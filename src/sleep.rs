@@ -255,6 +255,22 @@ impl Sleep {
         self.shard.shared.is_shutdown()
     }
 
+    /// The poll itself, once the task's budget allows it.
+    fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match self.state() {
+            State::Done => Poll::Ready(()),
+            State::Unregistered { checked } => self.register(checked, cx.waker()),
+            State::Registered(key) => {
+                if self.shard.poll_registered(key, cx.waker()) {
+                    Poll::Pending
+                } else {
+                    self.set_state(State::Done);
+                    Poll::Ready(())
+                }
+            }
+        }
+    }
+
     fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
         if !checked && self.deadline <= self.clock().offset(Instant::now()) {
             self.set_state(State::Done);
@@ -284,19 +300,17 @@ impl Future for Sleep {
     /// Only if one shard of the timer already holds about 4 billion
     /// registered timers (some 160 GB of entries).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // Take part in tokio's cooperative budget, as `tokio::time::Sleep`
+        // does: a loop of sleeps that complete at once (zero durations, or a
+        // shut-down timer) yields to the scheduler instead of starving it.
+        // Pending polls give the unit back when `coop` drops.
+        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         let this = self.get_mut();
-        match this.state() {
-            State::Done => Poll::Ready(()),
-            State::Unregistered { checked } => this.register(checked, cx.waker()),
-            State::Registered(key) => {
-                if this.shard.poll_registered(key, cx.waker()) {
-                    Poll::Pending
-                } else {
-                    this.set_state(State::Done);
-                    Poll::Ready(())
-                }
-            }
+        let poll = this.poll_state(cx);
+        if poll.is_ready() {
+            coop.made_progress();
         }
+        poll
     }
 }
 

@@ -210,3 +210,34 @@ fn building_on_a_dead_runtime_gives_a_shut_down_timer() {
         .unwrap_err()
         .is_shutdown());
 }
+
+/// Sleeps that complete at once (here: on a shut-down timer) take part in
+/// tokio's task budget, as `tokio::time::Sleep` does: a loop of them yields to
+/// the scheduler instead of starving every other task on the thread.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_loop_of_instant_sleeps_yields_to_other_tasks() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    const LOOPS: usize = 10_000;
+    let timer = tickwheel::Timer::new();
+    timer.shutdown();
+    let done = Arc::new(AtomicUsize::new(0));
+    let counter = done.clone();
+    let spinner = tokio::spawn(async move {
+        for _ in 0..LOOPS {
+            timer.sleep(Duration::from_secs(1)).await;
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    // The spinner runs as soon as this task yields; without a budget it would
+    // finish all its loops before this task runs again.
+    tokio::task::yield_now().await;
+    let seen = done.load(Ordering::Relaxed);
+    assert!(
+        seen > 0 && seen < LOOPS,
+        "the spinner ran {seen} of {LOOPS} loops before yielding"
+    );
+    spinner.await.unwrap();
+    assert_eq!(done.load(Ordering::Relaxed), LOOPS);
+}
