@@ -168,6 +168,7 @@ mod driver;
 mod error;
 mod integrations;
 mod interval;
+pub mod retry;
 mod schedule;
 mod shard;
 mod shared;

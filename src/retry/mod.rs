@@ -1,0 +1,389 @@
+//! Retry loops on the wheel: [`Timer::retry`], the [`Retry`] future it
+//! returns, and the [`Backoff`] delays it waits between attempts.
+//!
+//! - `backoff.rs`: the delay sequence (constant or exponential, jitter, caps).
+//! - `jitter.rs`: the jitter choice and its seedable generator.
+//! - this file: the future that calls, waits and calls again.
+//!
+//! The waits are wheel `Sleep`s, so a retry costs one wheel entry while it
+//! waits and nothing while its operation runs; no user code runs on the
+//! driver.
+
+mod backoff;
+mod jitter;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use futures_core::TryFuture;
+use pin_project_lite::pin_project;
+use tokio::time::Instant;
+
+use crate::{Sleep, Timer};
+
+pub use self::backoff::Backoff;
+pub use self::jitter::Jitter;
+
+type When<E> = Box<dyn FnMut(&E) -> bool + Send>;
+type Notify<E> = Box<dyn FnMut(&E, Duration) + Send>;
+type RetryAfter<E> = Box<dyn FnMut(&E) -> Option<Duration> + Send>;
+
+impl Timer {
+    /// Calls `operation` until it succeeds, waiting on this timer between
+    /// attempts for the delays `backoff` yields.
+    ///
+    /// The returned [`Retry`] resolves to the first `Ok`, or to the last
+    /// `Err` once it stops retrying: when `backoff` ends, when an error does
+    /// not pass [`when`](Retry::when), when [`max_elapsed`](Retry::max_elapsed)
+    /// would be passed, or when the timer [shuts down](Timer::shutdown) (a
+    /// wait in progress ends at once; a retry never spins or hangs on a
+    /// stopped timer). On a timer already shut down, the operation is called
+    /// once and its error returned.
+    ///
+    /// `backoff` is any `IntoIterator<Item = Duration>`: a [`Backoff`], or
+    /// your own. Each wait rounds up to the timer's tick, like every sleep.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut calls = 0;
+    /// let result = timer
+    ///     .retry(Backoff::exponential(Duration::from_millis(100)), || {
+    ///         calls += 1;
+    ///         let attempt = calls;
+    ///         async move { if attempt < 3 { Err("busy") } else { Ok(attempt) } }
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(3)); // after waits of 100 ms and 200 ms
+    /// # }
+    /// ```
+    pub fn retry<B, F, Fut>(&self, backoff: B, operation: F) -> Retry<B::IntoIter, F, Fut>
+    where
+        B: IntoIterator<Item = Duration>,
+        F: FnMut() -> Fut,
+        Fut: TryFuture,
+    {
+        Retry {
+            timer: self.clone(),
+            backoff: backoff.into_iter(),
+            operation,
+            when: None,
+            notify: None,
+            retry_after: None,
+            max_elapsed: None,
+            started: None,
+            last_error: None,
+            state: State::Idle,
+        }
+    }
+}
+
+pin_project! {
+    /// A retry loop: the future returned by [`Timer::retry`].
+    ///
+    /// Resolves to the operation's first `Ok`, or to its last `Err` when the
+    /// loop stops (see [`Timer::retry`]). The hooks set here take `'static +
+    /// Send` closures, so a `Retry` is `Send` whenever its operation and
+    /// backoff are.
+    ///
+    /// # Panics
+    ///
+    /// If polled again after it completed.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping it drops the attempt in progress, or cancels the wait.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct Retry<B, F, Fut>
+    where
+        Fut: TryFuture,
+    {
+        timer: Timer,
+        backoff: B,
+        operation: F,
+        when: Option<When<Fut::Error>>,
+        notify: Option<Notify<Fut::Error>>,
+        retry_after: Option<RetryAfter<Fut::Error>>,
+        max_elapsed: Option<Duration>,
+        started: Option<Instant>,
+        // The error of the attempt before the current wait.
+        last_error: Option<Fut::Error>,
+        #[pin]
+        state: State<Fut>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<Fut> {
+        // The next attempt has not been started yet.
+        Idle,
+        Running { #[pin] attempt: Fut },
+        Waiting { sleep: Sleep },
+        Done,
+    }
+}
+
+impl<B, F, Fut> Retry<B, F, Fut>
+where
+    Fut: TryFuture,
+{
+    /// Retries only errors for which `when` returns `true`; any other error
+    /// is returned at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let result: Result<(), io::Error> = timer
+    ///     .retry(Backoff::constant(Duration::from_secs(1)), || async {
+    ///         Err(io::Error::from(io::ErrorKind::PermissionDenied))
+    ///     })
+    ///     .when(|e: &io::Error| e.kind() == io::ErrorKind::TimedOut)
+    ///     .await;
+    /// assert_eq!(result.unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    /// assert_eq!(timer.stats().registered, 0); // never waited
+    /// # }
+    /// ```
+    pub fn when(mut self, when: impl FnMut(&Fut::Error) -> bool + Send + 'static) -> Self {
+        self.when = Some(Box::new(when));
+        self
+    }
+
+    /// Calls `notify` with each error that will be retried and the delay
+    /// before the retry, just before the wait starts: the place to log or
+    /// count retries.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let result: Result<(), &str> = timer
+    ///     .retry(Backoff::constant(Duration::from_millis(10)).max_attempts(2), || async {
+    ///         Err("unavailable")
+    ///     })
+    ///     .notify(|err: &&str, delay: Duration| eprintln!("{err}; retrying in {delay:?}"))
+    ///     .await;
+    /// assert_eq!(result, Err("unavailable"));
+    /// # }
+    /// ```
+    pub fn notify(mut self, notify: impl FnMut(&Fut::Error, Duration) + Send + 'static) -> Self {
+        self.notify = Some(Box::new(notify));
+        self
+    }
+
+    /// Lets an error say how long to wait (a server's `Retry-After`): when
+    /// `retry_after` returns `Some(delay)`, the next wait is `delay` instead
+    /// of the backoff's.
+    ///
+    /// The override replaces the length of one wait, not the backoff's
+    /// count: each retry still takes one delay from the backoff (and ends
+    /// the loop if there is none left), so `max_attempts` and
+    /// `max_total_delay` still bound the retries, and
+    /// [`max_elapsed`](Retry::max_elapsed) applies to the overridden wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    /// use tokio::time::Instant;
+    ///
+    /// #[derive(Debug)]
+    /// struct Busy { retry_after: Option<Duration> }
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let start = Instant::now();
+    /// let mut first = true;
+    /// let result = timer
+    ///     .retry(Backoff::constant(Duration::from_millis(100)), || {
+    ///         let fail = std::mem::take(&mut first);
+    ///         async move {
+    ///             if fail { Err(Busy { retry_after: Some(Duration::from_secs(2)) }) } else { Ok(()) }
+    ///         }
+    ///     })
+    ///     .retry_after(|e: &Busy| e.retry_after)
+    ///     .await;
+    /// assert!(result.is_ok());
+    /// assert!(start.elapsed() >= Duration::from_secs(2));
+    /// # }
+    /// ```
+    pub fn retry_after(
+        mut self,
+        retry_after: impl FnMut(&Fut::Error) -> Option<Duration> + Send + 'static,
+    ) -> Self {
+        self.retry_after = Some(Box::new(retry_after));
+        self
+    }
+
+    /// Stops retrying rather than wait past `max_elapsed` after the first
+    /// attempt started, as measured by `tokio::time::Instant::now()`: a
+    /// retry whose wait would end later is not made, and the last error is
+    /// returned. Unlike [`Backoff::max_total_delay`], this counts the time
+    /// the attempts themselves take.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut calls = 0;
+    /// let result: Result<(), ()> = timer
+    ///     .retry(Backoff::constant(Duration::from_secs(1)).max_attempts(usize::MAX), || {
+    ///         calls += 1;
+    ///         async { Err(()) }
+    ///     })
+    ///     .max_elapsed(Duration::from_millis(3_500))
+    ///     .await;
+    /// assert!(result.is_err());
+    /// assert_eq!(calls, 4); // at 0, 1, 2 and 3 s; a wait to 4 s would pass 3.5 s
+    /// # }
+    /// ```
+    pub fn max_elapsed(mut self, max_elapsed: Duration) -> Self {
+        self.max_elapsed = Some(max_elapsed);
+        self
+    }
+}
+
+impl<B, F, Fut> Future for Retry<B, F, Fut>
+where
+    B: Iterator<Item = Duration>,
+    F: FnMut() -> Fut,
+    Fut: TryFuture,
+{
+    type Output = Result<Fut::Ok, Fut::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        loop {
+            match this.state.as_mut().project() {
+                StateProj::Idle => {
+                    this.started.get_or_insert_with(Instant::now);
+                    let attempt = (this.operation)();
+                    this.state.set(State::Running { attempt });
+                }
+                StateProj::Running { attempt } => {
+                    let error = match ready!(attempt.try_poll(cx)) {
+                        Ok(value) => {
+                            this.state.set(State::Done);
+                            return Poll::Ready(Ok(value));
+                        }
+                        Err(error) => error,
+                    };
+                    let wait = next_delay(
+                        this.timer,
+                        this.backoff,
+                        this.when,
+                        this.retry_after,
+                        *this.max_elapsed,
+                        *this.started,
+                        &error,
+                    );
+                    // `try_sleep` fails only at `max_pending` or after
+                    // shutdown: both are reasons to stop, not to panic.
+                    let Some(sleep) = wait.and_then(|delay| {
+                        let sleep = this.timer.try_sleep(delay).ok()?;
+                        if let Some(notify) = this.notify {
+                            notify(&error, delay);
+                        }
+                        Some(sleep)
+                    }) else {
+                        this.state.set(State::Done);
+                        return Poll::Ready(Err(error));
+                    };
+                    *this.last_error = Some(error);
+                    this.state.set(State::Waiting { sleep });
+                }
+                StateProj::Waiting { sleep } => {
+                    ready!(Pin::new(sleep).poll(cx));
+                    let error = this.last_error.take();
+                    if this.timer.is_shutdown() {
+                        this.state.set(State::Done);
+                        let error = error.expect("a waiting retry holds its last error");
+                        return Poll::Ready(Err(error));
+                    }
+                    this.state.set(State::Idle);
+                }
+                StateProj::Done => panic!("`Retry` polled after it completed"),
+            }
+        }
+    }
+}
+
+/// The wait before retrying after `error`, or `None` to stop.
+fn next_delay<B, E>(
+    timer: &Timer,
+    backoff: &mut B,
+    when: &mut Option<When<E>>,
+    retry_after: &mut Option<RetryAfter<E>>,
+    max_elapsed: Option<Duration>,
+    started: Option<Instant>,
+    error: &E,
+) -> Option<Duration>
+where
+    B: Iterator<Item = Duration>,
+{
+    if when.as_mut().is_some_and(|when| !when(error)) || timer.is_shutdown() {
+        return None;
+    }
+    let step = backoff.next()?;
+    let delay = retry_after
+        .as_mut()
+        .and_then(|retry_after| retry_after(error))
+        .unwrap_or(step);
+    if let (Some(max), Some(started)) = (max_elapsed, started) {
+        let ends = Instant::now()
+            .saturating_duration_since(started)
+            .saturating_add(delay);
+        if ends > max {
+            return None;
+        }
+    }
+    Some(delay)
+}
+
+impl<B, F, Fut> fmt::Debug for Retry<B, F, Fut>
+where
+    B: fmt::Debug,
+    Fut: TryFuture,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            State::Idle => "idle",
+            State::Running { .. } => "running",
+            State::Waiting { .. } => "waiting",
+            State::Done => "done",
+        };
+        f.debug_struct("Retry")
+            .field("backoff", &self.backoff)
+            .field("state", &state)
+            .field("max_elapsed", &self.max_elapsed)
+            .finish_non_exhaustive()
+    }
+}
