@@ -120,8 +120,7 @@ impl Backoff {
     /// backoff); infinity saturates the second delay at `Duration::MAX`
     /// (then capped by `max_delay`).
     pub const fn factor(mut self, factor: f64) -> Self {
-        // `!(factor >= 1.0)` is also true for NaN.
-        self.factor = if !(factor >= 1.0) { 1.0 } else { factor };
+        self.factor = if factor >= 1.0 { factor } else { 1.0 }; // NaN fails `>=` too
         self
     }
 
