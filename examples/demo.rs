@@ -1,16 +1,21 @@
-//! A simulated async service that puts a deadline on every backend call.
+//! A simulated async service that puts a deadline on every backend call and
+//! retries the calls that blow it.
 //!
 //! 20,000 client tasks share one [`tickwheel::Timer`] (default settings: 10 ms
-//! ticks) and issue 200,000 requests between them. Each request calls a
+//! ticks) and issue 200,000 requests between them. Each attempt calls a
 //! simulated backend whose latency is random: mostly fast (5-80 ms), with a
-//! 10% tail of 200-600 ms, so roughly one request in eleven blows its 250 ms
-//! budget. The backend's latency and the clients' think time are themselves
-//! `timer.sleep`s, so the wheel holds tens of thousands of timers at once.
+//! 10% tail of 200-600 ms, so roughly one attempt in eleven blows its 250 ms
+//! budget (`timer.timeout`). A request whose attempt timed out is retried
+//! with `timer.retry`: exponential backoff from 50 ms with full jitter, at
+//! most 3 attempts. The backend's latency, the clients' think time and the
+//! backoff waits are themselves `timer.sleep`s, so the wheel holds tens of
+//! thousands of timers at once.
 //!
 //! While it runs it prints progress every 500 ms; at the end it prints what the
-//! clients saw, what the timer saw, and checks two promises of the timer: no
-//! timeout ever returns before its deadline, and nothing is left in the wheel.
-//! It exits with status 1 if either check fails.
+//! clients saw, what the timer saw, and checks the timer's promises: no
+//! timeout ever returns before its deadline, no retry waits less than its
+//! backoff delay, and nothing is left in the wheel. It exits with status 1 if
+//! a check fails.
 //!
 //! ```text
 //! cargo run --release --example demo
@@ -21,7 +26,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tickwheel::Timer;
+use std::sync::Mutex;
+
+use tickwheel::retry::{Backoff, Jitter};
+use tickwheel::{Elapsed, Timer};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -30,8 +38,12 @@ const REQUESTS: u64 = 200_000;
 /// Concurrent clients; each has at most one request in flight, so this bounds
 /// the number of requests in flight.
 const CLIENTS: u64 = 20_000;
-/// Per-request deadline.
+/// Per-attempt deadline.
 const BUDGET: Duration = Duration::from_millis(250);
+/// Attempts per request, the first included.
+const ATTEMPTS: usize = 3;
+/// The first backoff delay; it doubles, with full jitter.
+const RETRY_BASE: Duration = Duration::from_millis(50);
 /// Longest pause a client takes between two requests. All clients fire their
 /// first request at once (the peak); the pauses then spread the load out.
 const MAX_THINK_MS: u64 = 600;
@@ -84,7 +96,12 @@ struct Counters {
     next_id: AtomicU64,
     completed: AtomicU64,
     ok: AtomicU64,
+    /// Attempts that hit their deadline.
     timed_out: AtomicU64,
+    /// Retries made (attempts after a request's first).
+    retries: AtomicU64,
+    /// Requests whose every attempt timed out.
+    gave_up: AtomicU64,
     in_flight: AtomicU64,
     peak_in_flight: AtomicU64,
 }
@@ -99,6 +116,8 @@ struct Samples {
     /// Timeouts ended by a timer shutdown rather than the deadline (must
     /// stay 0: nobody shuts the timer down while clients run).
     shutdown: u64,
+    /// Backoff waits shorter than the delay the backoff chose (must stay 0).
+    short_waits: u64,
 }
 
 impl Samples {
@@ -107,27 +126,80 @@ impl Samples {
         self.timeout_late_us.extend(other.timeout_late_us);
         self.early += other.early;
         self.shutdown += other.shutdown;
+        self.short_waits += other.short_waits;
     }
 }
 
 /// A client: takes request ids off the shared counter until all are issued,
-/// and sends each with a deadline. It pauses before every request but its
-/// first, so all clients start at once and none idles after the last one.
+/// and sends each with a deadline per attempt, retrying attempts that time
+/// out. It pauses before every request but its first, so all clients start
+/// at once and none idles after the last one.
 async fn client(timer: Timer, counters: Arc<Counters>) -> Samples {
-    let mut samples = Samples::default();
+    let samples = Arc::new(Mutex::new(Samples::default()));
     let mut first = true;
     loop {
         let id = counters.next_id.fetch_add(1, Ordering::Relaxed);
         if id >= REQUESTS {
-            return samples;
+            break;
         }
-        let mut rng = SplitMix64::new(id);
-        let latency = backend_latency(&mut rng);
         if !first {
+            let mut rng = SplitMix64::new(id ^ 0x5eed);
             timer.sleep(rng.millis(0, MAX_THINK_MS)).await;
         }
         first = false;
 
+        // The notify hook runs just before each backoff wait; the next
+        // attempt checks that at least that delay has passed.
+        let retry_at: Arc<Mutex<Option<Instant>>> = Arc::default();
+        let mut attempt = 0;
+        let result = timer
+            .retry(
+                Backoff::exponential(RETRY_BASE)
+                    .jitter(Jitter::Full)
+                    .seed(id)
+                    .max_attempts(ATTEMPTS),
+                || {
+                    attempt += 1;
+                    let earliest = retry_at.lock().unwrap().take();
+                    // Every attempt of every request has its own latency.
+                    let latency = backend_latency(&mut SplitMix64::new(id * 8 + attempt));
+                    one_attempt(&timer, &counters, &samples, id, latency, earliest)
+                },
+            )
+            .notify({
+                let counters = counters.clone();
+                let retry_at = retry_at.clone();
+                move |_: &Elapsed, delay| {
+                    counters.retries.fetch_add(1, Ordering::Relaxed);
+                    *retry_at.lock().unwrap() = Some(Instant::now() + delay);
+                }
+            })
+            .await;
+        match result {
+            Ok(_response) => counters.ok.fetch_add(1, Ordering::Relaxed),
+            Err(_) => counters.gave_up.fetch_add(1, Ordering::Relaxed),
+        };
+        counters.completed.fetch_add(1, Ordering::Relaxed);
+    }
+    let samples = Arc::try_unwrap(samples).unwrap_or_else(|_| unreachable!("attempts finished"));
+    samples.into_inner().unwrap()
+}
+
+/// One attempt of request `id` under the `BUDGET` deadline, recording what
+/// the client saw. `earliest` is when a retry's backoff wait was due to end.
+fn one_attempt(
+    timer: &Timer,
+    counters: &Arc<Counters>,
+    samples: &Arc<Mutex<Samples>>,
+    id: u64,
+    latency: Duration,
+    earliest: Option<Instant>,
+) -> impl std::future::Future<Output = Result<u64, Elapsed>> + use<> {
+    let (timer, counters, samples) = (timer.clone(), counters.clone(), samples.clone());
+    async move {
+        if earliest.is_some_and(|at| Instant::now() < at) {
+            samples.lock().unwrap().short_waits += 1;
+        }
         let in_flight = counters.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         counters
             .peak_in_flight
@@ -140,24 +212,21 @@ async fn client(timer: Timer, counters: Arc<Counters>) -> Samples {
             .await;
         let elapsed = start.elapsed();
         counters.in_flight.fetch_sub(1, Ordering::Relaxed);
-
-        match result {
-            Ok(_response) => {
-                samples.ok_latency_us.push(micros(elapsed));
-                counters.ok.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(elapsed_err) => {
-                if elapsed_err.is_shutdown() {
+        let mut samples = samples.lock().unwrap();
+        match &result {
+            Ok(_response) => samples.ok_latency_us.push(micros(elapsed)),
+            Err(err) => {
+                counters.timed_out.fetch_add(1, Ordering::Relaxed);
+                if err.is_shutdown() {
                     samples.shutdown += 1;
                 } else if elapsed < BUDGET {
                     samples.early += 1;
                 } else {
                     samples.timeout_late_us.push(micros(elapsed - BUDGET));
                 }
-                counters.timed_out.fetch_add(1, Ordering::Relaxed);
             }
         }
-        counters.completed.fetch_add(1, Ordering::Relaxed);
+        result
     }
 }
 
@@ -168,11 +237,12 @@ async fn report_progress(timer: Timer, counters: Arc<Counters>, started: Instant
     loop {
         ticks.tick().await;
         println!(
-            "[{:>5.1}s] completed {:>7}  ok {:>7}  timed out {:>6}  in flight {:>6}  wheel pending {:>6}",
+            "[{:>5.1}s] completed {:>7}  ok {:>7}  timed out {:>6}  retries {:>6}  in flight {:>6}  wheel pending {:>6}",
             started.elapsed().as_secs_f64(),
             counters.completed.load(Ordering::Relaxed),
             counters.ok.load(Ordering::Relaxed),
             counters.timed_out.load(Ordering::Relaxed),
+            counters.retries.load(Ordering::Relaxed),
             counters.in_flight.load(Ordering::Relaxed),
             timer.pending(),
         );
@@ -186,8 +256,8 @@ async fn main() {
     let started = Instant::now();
 
     println!(
-        "tickwheel demo: {REQUESTS} requests from {CLIENTS} clients, {BUDGET:?} budget each, \
-         {:?} tick",
+        "tickwheel demo: {REQUESTS} requests from {CLIENTS} clients, {BUDGET:?} budget per \
+         attempt, up to {ATTEMPTS} attempts, {:?} tick",
         timer.tick()
     );
     let progress = tokio::spawn(report_progress(timer.clone(), counters.clone(), started));
@@ -213,6 +283,9 @@ fn print_summary(timer: &Timer, counters: &Counters, samples: &mut Samples, wall
     let total = counters.completed.load(Ordering::Relaxed);
     let ok = counters.ok.load(Ordering::Relaxed);
     let timed_out = counters.timed_out.load(Ordering::Relaxed);
+    let retries = counters.retries.load(Ordering::Relaxed);
+    let gave_up = counters.gave_up.load(Ordering::Relaxed);
+    let attempts = total + retries;
     samples.ok_latency_us.sort_unstable();
     samples.timeout_late_us.sort_unstable();
     let ok_lat = &samples.ok_latency_us;
@@ -221,10 +294,15 @@ fn print_summary(timer: &Timer, counters: &Counters, samples: &mut Samples, wall
     println!();
     println!("== clients ({wall:.2?} wall) ==");
     println!("requests        {total}");
-    println!("ok              {ok}");
     println!(
-        "timed out       {timed_out} ({:.1}%)",
-        100.0 * timed_out as f64 / total.max(1) as f64
+        "ok              {ok} ({:.2}%)",
+        100.0 * ok as f64 / total.max(1) as f64
+    );
+    println!("gave up         {gave_up} (all {ATTEMPTS} attempts timed out)");
+    println!("attempts        {attempts} ({retries} retries)");
+    println!(
+        "timed out       {timed_out} attempts ({:.1}%)",
+        100.0 * timed_out as f64 / attempts.max(1) as f64
     );
     println!(
         "peak in flight  {}",
@@ -239,7 +317,7 @@ fn print_summary(timer: &Timer, counters: &Counters, samples: &mut Samples, wall
         ms(percentile(ok_lat, 0.99)),
         ms(percentile(ok_lat, 1.0)),
     );
-    // How long after its 250 ms budget a timed-out request got its error back.
+    // How long after its 250 ms budget a timed-out attempt got its error back.
     println!(
         "timeout late by p50 {}  p99 {}  max {}",
         ms(percentile(late, 0.50)),
@@ -247,10 +325,10 @@ fn print_summary(timer: &Timer, counters: &Counters, samples: &mut Samples, wall
         ms(percentile(late, 1.0)),
     );
 
-    // Each request registers its deadline and its backend sleep, and each
-    // client its think pauses; a timer that fires counts as fired, one dropped
-    // first (a deadline beaten by the backend, a backend call cut off by its
-    // deadline) as cancelled.
+    // Each attempt registers its deadline and its backend sleep, each retry
+    // its backoff wait, and each client its think pauses; a timer that fires
+    // counts as fired, one dropped first (a deadline beaten by the backend, a
+    // backend call cut off by its deadline) as cancelled.
     let stats = timer.stats();
     println!();
     println!("== timer ==");
@@ -278,13 +356,21 @@ fn checks_pass(timer: &Timer, samples: &Samples) -> bool {
             samples.early, samples.shutdown
         );
     }
+    if samples.short_waits == 0 {
+        println!("PASS  no retry started before its backoff delay had passed");
+    } else {
+        println!(
+            "FAIL  {} retries started before their backoff delay had passed",
+            samples.short_waits
+        );
+    }
     let pending = timer.pending();
     if pending == 0 {
         println!("PASS  timer.pending() == 0 once every client finished");
     } else {
         println!("FAIL  timer.pending() == {pending} once every client finished");
     }
-    on_time && pending == 0
+    on_time && samples.short_waits == 0 && pending == 0
 }
 
 /// Nearest-rank percentile of sorted samples; 0 when there are none.
