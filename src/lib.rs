@@ -35,6 +35,44 @@
 //! becomes `timer.sleep(d)`, `tokio::time::timeout(d, f)` becomes
 //! `timer.timeout(d, f)`, with the same output types and methods.
 //!
+//! # Beyond sleep and timeout
+//!
+//! The jobs wheel timers exist for are one call each, all waiting on the
+//! wheel:
+//!
+//! - **Retries:** [`Timer::retry`] calls an operation until it succeeds,
+//!   waiting between attempts for the delays of any `Iterator<Item =
+//!   Duration>`, such as a [`retry::Backoff`] (constant or exponential,
+//!   jitter, caps), with `when`, `notify` and `retry_after` hooks.
+//! - **Intervals:** [`Timer::interval`] is `tokio::time::interval` on the
+//!   wheel, with the same [`MissedTickBehavior`]s; [`Interval`] is a `Stream`.
+//! - **Delayed tasks:** [`Timer::schedule`] is Netty's `newTimeout`: a future
+//!   spawned after a delay unless its [`ScheduledTask`] is cancelled first.
+//! - **Periodic tasks:** [`Timer::schedule_every`] runs heartbeats and
+//!   watchdogs without overlap, reporting failed or panicking runs.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! use std::time::Duration;
+//! use tickwheel::retry::Backoff;
+//!
+//! let timer = tickwheel::Timer::new();
+//! let mut calls = 0;
+//! let reply = timer
+//!     .retry(Backoff::exponential(Duration::from_millis(100)), || {
+//!         calls += 1;
+//!         let fails = calls < 3;
+//!         let call = timer.timeout(Duration::from_millis(300), async move {
+//!             if fails { Err("unavailable") } else { Ok("pong") }
+//!         });
+//!         async move { call.await.unwrap_or(Err("timed out")) }
+//!     })
+//!     .await;
+//! assert_eq!(reply, Ok("pong"));
+//! # }
+//! ```
+//!
 //! # Design
 //!
 //! A timer is a ring of `slots` buckets, one per tick (Netty's
