@@ -241,3 +241,72 @@ async fn a_loop_of_instant_sleeps_yields_to_other_tasks() {
     spinner.await.unwrap();
     assert_eq!(done.load(Ordering::Relaxed), LOOPS);
 }
+
+/// Sleeps spread over the ring and the overflow level: `n` of them, with a
+/// counting waker each, all polled once (registered).
+fn register_many(timer: &Timer, n: u64) -> Vec<(tickwheel::Sleep, std::sync::Arc<CountingWaker>)> {
+    (0..n)
+        .map(|i| {
+            // 10 ms to about 28 hours: many revolutions of a 512-slot wheel.
+            let mut sleep = timer.sleep(Duration::from_millis(10 + i * 997));
+            let (counter, waker) = CountingWaker::new();
+            assert!(poll_with(&mut sleep, &waker).is_pending());
+            (sleep, counter)
+        })
+        .collect()
+}
+
+/// Every one of the sleeps was woken exactly once, and now completes.
+fn all_woken_once(sleeps: &mut [(tickwheel::Sleep, std::sync::Arc<CountingWaker>)]) {
+    for (i, (sleep, counter)) in sleeps.iter_mut().enumerate() {
+        assert_eq!(
+            counter.wakes(),
+            1,
+            "sleep {i} was woken {} times",
+            counter.wakes()
+        );
+        assert!(poll_once(sleep).is_ready(), "sleep {i} did not complete");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_with_a_hundred_thousand_pending_wakes_every_one() {
+    const N: u64 = 100_000;
+    let timer = Timer::new();
+    let mut sleeps = register_many(&timer, N);
+    assert_eq!(timer.pending(), N as usize);
+    assert_eq!(timer.shutdown(), N as usize);
+    assert_eq!(timer.pending(), 0);
+    // Polled by hand from one task, 100,000 ready sleeps would run out of
+    // tokio's task budget (as tokio's own sleeps do): check them unbudgeted.
+    tokio::task::unconstrained(async { all_woken_once(&mut sleeps) }).await;
+    let stats = timer.stats();
+    assert_eq!((stats.registered, stats.cancelled, stats.fired), (N, N, 0));
+}
+
+#[test]
+fn dropping_the_runtime_with_a_hundred_thousand_pending_wakes_every_one() {
+    const N: u64 = 100_000;
+    let (rt, timer) = common::runtime_with_timer(0);
+    // Registered from this thread, outside the runtime.
+    let mut sleeps = register_many(&timer, N);
+    assert_eq!(timer.pending(), N as usize);
+    drop(rt);
+    assert!(timer.is_shutdown());
+    assert_eq!(timer.pending(), 0);
+    all_woken_once(&mut sleeps);
+}
+
+#[test]
+fn a_sleep_polled_after_its_timer_and_runtime_are_gone_completes() {
+    let (rt, timer) = common::runtime_with_timer(2);
+    let mut registered = timer.sleep(Duration::from_secs(3600));
+    let (counter, waker) = CountingWaker::new();
+    assert!(poll_with(&mut registered, &waker).is_pending());
+    let mut never_polled = timer.sleep(Duration::from_secs(3600));
+    drop(timer);
+    drop(rt);
+    assert_eq!(counter.wakes(), 1, "the registered sleep's task was woken");
+    assert!(poll_once(&mut registered).is_ready());
+    assert!(poll_once(&mut never_polled).is_ready());
+}
