@@ -12,6 +12,11 @@
 //! `next`, so registering after a cancel reuses memory instead of allocating.
 //! A slot whose generation is exhausted is retired rather than reused, so
 //! generations never wrap around.
+//!
+//! When the last entry leaves, every page but the first is released, so a
+//! shard's memory returns to one page after a burst. Pages grown again later
+//! start their generations above every generation the released pages handed
+//! out, so a stale key into a released page can never match a new entry.
 
 use std::task::Waker;
 
@@ -64,6 +69,9 @@ pub(crate) struct Slab {
     pages: Vec<Box<[Entry]>>,
     free_head: Option<u32>,
     len: usize,
+    /// The generation new pages start at: above every generation a released
+    /// page held.
+    generation_floor: u32,
 }
 
 impl Slab {
@@ -143,7 +151,33 @@ impl Slab {
         entry.next = free_next;
         self.free_head = Some(index);
         self.len -= 1;
+        if self.len == 0 && self.pages.len() > 1 {
+            self.release_pages();
+        }
         waker
+    }
+
+    /// With no entry left, drops every page but the first and rebuilds the
+    /// free list over the first page's reusable slots.
+    fn release_pages(&mut self) {
+        debug_assert_eq!(self.len, 0, "releasing pages with live entries");
+        let highest = self.pages[1..]
+            .iter()
+            .flat_map(|page| page.iter())
+            .map(|entry| entry.generation)
+            .max()
+            .unwrap_or(0);
+        self.generation_floor = self.generation_floor.max(highest.saturating_add(1));
+        self.pages.truncate(1);
+        self.pages.shrink_to_fit();
+        let mut head = NIL;
+        for (offset, entry) in self.pages[0].iter_mut().enumerate().rev() {
+            if entry.generation != u32::MAX {
+                entry.next = head;
+                head = offset as u32;
+            }
+        }
+        self.free_head = (head != NIL).then_some(head);
     }
 
     fn slot(&self, index: u32) -> Option<&Entry> {
@@ -170,7 +204,10 @@ impl Slab {
                 } else {
                     NIL
                 };
-                Entry::vacant(next)
+                Entry {
+                    generation: self.generation_floor,
+                    ..Entry::vacant(next)
+                }
             })
             .collect();
         self.pages.push(page);
@@ -235,27 +272,106 @@ mod tests {
     }
 
     #[test]
-    fn grows_by_pages_and_counts() {
+    fn grows_by_pages_and_reuses_them_while_entries_remain() {
         let mut slab = Slab::default();
         let keys: Vec<Key> = (0..3000)
             .map(|i| slab.insert(i, waker()).unwrap())
             .collect();
         assert_eq!(slab.len(), 3000);
+        let three_pages = 3 * PAGE_LEN * std::mem::size_of::<Entry>();
+        assert_eq!(slab.allocated_bytes(), three_pages);
+        for k in &keys[1..] {
+            slab.remove(k.index);
+        }
+        assert_eq!(slab.len(), 1);
         assert_eq!(
             slab.allocated_bytes(),
-            3 * PAGE_LEN * std::mem::size_of::<Entry>()
+            three_pages,
+            "one live entry keeps the pages"
         );
+        // Refilling reuses the pages instead of growing.
+        for i in 0..2999 {
+            slab.insert(i, waker()).unwrap();
+        }
+        assert_eq!(slab.allocated_bytes(), three_pages);
+    }
+
+    #[test]
+    fn emptying_releases_every_page_but_the_first() {
+        let mut slab = Slab::default();
+        let keys: Vec<Key> = (0..3000)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
         for k in &keys {
             slab.remove(k.index);
         }
         assert_eq!(slab.len(), 0);
-        // Refilling reuses the pages instead of growing.
-        for i in 0..3000 {
-            slab.insert(i, waker()).unwrap();
-        }
         assert_eq!(
             slab.allocated_bytes(),
-            3 * PAGE_LEN * std::mem::size_of::<Entry>()
+            PAGE_LEN * std::mem::size_of::<Entry>()
+        );
+        // The first page's slots are all reusable again.
+        let again: Vec<Key> = (0..PAGE_LEN as u64)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
+        assert!(again.iter().all(|k| (k.index as usize) < PAGE_LEN));
+        assert_eq!(slab.pages.len(), 1);
+    }
+
+    #[test]
+    fn stale_keys_into_a_released_page_never_match_its_successor() {
+        let mut slab = Slab::default();
+        let keys: Vec<Key> = (0..2 * PAGE_LEN as u64)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
+        // Churn one slot of the second page so its generation is ahead.
+        let mut stale = keys[PAGE_LEN + 5];
+        for _ in 0..3 {
+            slab.remove(stale.index);
+            stale = slab.insert(7, waker()).unwrap();
+        }
+        assert_eq!(stale.index, keys[PAGE_LEN + 5].index);
+        for k in &keys {
+            if k.index != stale.index {
+                slab.remove(k.index);
+            }
+        }
+        slab.remove(stale.index);
+        assert_eq!(slab.pages.len(), 1, "the second page was released");
+        assert!(
+            slab.get(stale).is_none(),
+            "a key into a released page is dead"
+        );
+        // Grow the second page again: its slot must not answer to the key.
+        let fresh: Vec<Key> = (0..2 * PAGE_LEN as u64)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
+        let successor = fresh.iter().find(|k| k.index == stale.index).unwrap();
+        assert!(successor.generation > stale.generation);
+        assert!(slab.get(stale).is_none());
+        let inserted_as = fresh.iter().position(|k| k == successor).unwrap() as u64;
+        assert_eq!(slab.get(*successor).unwrap().deadline, inserted_as);
+    }
+
+    #[test]
+    fn retired_slots_stay_retired_after_a_release() {
+        let mut slab = Slab::default();
+        let keys: Vec<Key> = (0..PAGE_LEN as u64 + 1)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
+        slab.pages[0][3].generation = u32::MAX;
+        for k in &keys {
+            slab.remove(k.index);
+        }
+        assert_eq!(slab.pages.len(), 1);
+        let again: Vec<Key> = (0..PAGE_LEN as u64 - 1)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
+        assert!(again.iter().all(|k| k.index != 3), "slot 3 was retired");
+        assert_eq!(
+            slab.pages.len(),
+            1,
+            "1023 reusable slots fit in the first page"
         );
     }
 }
