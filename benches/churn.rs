@@ -551,7 +551,11 @@ fn w4_register(c: &mut Criterion) {
     let mut group = c.benchmark_group("w4_register");
     configure(&mut group);
     let measured = spread(4096, Duration::from_secs(1), Duration::from_secs(5));
-    let far = spread(BACKGROUND, Duration::from_secs(10), Duration::from_secs(1000));
+    let far = spread(
+        BACKGROUND,
+        Duration::from_secs(10),
+        Duration::from_secs(1000),
+    );
     let noop = Waker::noop();
 
     for (name, background) in [("0", 0), ("1m", BACKGROUND)] {

@@ -1128,9 +1128,9 @@ fn targets(r: &Results) -> Vec<Target> {
         detail: format!(
             "{} + {} = {} B (measured heap: {} B/timer incl. the Vec element)",
             fmt_opt(size, 0),
-            fmt_opt(entry, 1),
-            fmt_opt(total, 1),
-            fmt_opt(r.get(Work::W3, tw, "bytes_per_timer"), 1)
+            fmt_opt(entry, 2),
+            fmt_opt(total, 2),
+            fmt_opt(r.get(Work::W3, tw, "bytes_per_timer"), 2)
         ),
     });
 
@@ -1327,10 +1327,11 @@ fn main() -> ExitCode {
     }
 
     let (std_ns, tokio_ns) = clock_costs();
+    let machine = machine();
     let header = format!(
         "tickwheel compare{} - {}\nInstant::now(): std {std_ns:.1} ns, tokio::time (test-util build) {tokio_ns:.1} ns",
         if quick { " --quick" } else { "" },
-        machine()
+        machine
     );
     eprintln!("{header}");
     let started = Instant::now();
@@ -1369,9 +1370,13 @@ fn main() -> ExitCode {
     let _ = std::fs::create_dir_all(&target_dir);
     let svg = target_dir.join("compare.svg");
     let caption = format!(
-        "tickwheel and pingora-timeout vs tokio::time{} ({} cores)",
+        "tickwheel and pingora-timeout vs tokio::time{}: {}",
         if quick { ", --quick" } else { "" },
-        std::thread::available_parallelism().map_or(0, |n| n.get())
+        machine
+            .split("; ")
+            .filter(|part| !part.starts_with("rustc"))
+            .collect::<Vec<_>>()
+            .join("; ")
     );
     match chart(&rows, &svg, &caption) {
         Ok(()) => println!("chart: {}", svg.display()),
