@@ -25,8 +25,9 @@
 //!   fired, then polled to completion and dropped: process CPU time over the
 //!   whole, and bytes per pending timer (the element the caller stores plus
 //!   the live-heap growth per timer, from a counting global allocator).
-//! - W4 registration (create + first poll, kept registered) in chunks of 1,000
-//!   with 0 and with 1M timers already pending (due 10-1000 s out).
+//! - W4 registration (`sleep(d)` + first poll, kept registered; `d` 1-5 s) in
+//!   chunks of 1,000 dropped untimed, with 0 and with 1M timers already
+//!   pending (due 10-1000 s out). Best of several rounds.
 //! - W5 a 2-worker runtime idle for 5 s after its one timer fired: driver
 //!   wake-ups (tickwheel's `stats().wakeups`), context switches of all the
 //!   process's threads, process CPU time.
@@ -624,25 +625,29 @@ fn run_w4(sys: Sys, sizes: Sizes, out: &mut Figures) {
                 .map(|_| now + rng.between(Duration::from_secs(10), Duration::from_secs(1000)))
                 .collect();
             let _pending = register_all(sys, timer.as_ref(), &far, |_| noop.clone());
-            // Due before every measured timer (1-10 s out), after the end.
-            let _anchor = anchor(Duration::from_millis(900)).await;
-            let mut total = Duration::ZERO;
+            let durations: Vec<Duration> = (0..CHUNK)
+                .map(|_| rng.between(Duration::from_secs(1), Duration::from_secs(5)))
+                .collect();
             let mut chunk = Vec::with_capacity(CHUNK);
-            for _ in 0..sizes.w4_ops / CHUNK {
-                let now = Instant::now();
-                let deadlines: Vec<Instant> = (0..CHUNK)
-                    .map(|_| now + rng.between(Duration::from_secs(1), Duration::from_secs(10)))
-                    .collect();
-                let start = Instant::now();
-                for &deadline in &deadlines {
-                    let mut sleep = AnySleep::until(sys, timer.as_ref(), deadline);
-                    assert!(sleep.poll_with(&mut Context::from_waker(noop)).is_pending());
-                    chunk.push(sleep);
+            let mut best = f64::INFINITY;
+            for _ in 0..sizes.rounds {
+                // Due before every measured timer (1-5 s out), after the
+                // round's end.
+                let _anchor = anchor(Duration::from_millis(900)).await;
+                let mut total = Duration::ZERO;
+                for _ in 0..sizes.w4_ops / CHUNK {
+                    let start = Instant::now();
+                    for &d in &durations {
+                        let mut sleep = AnySleep::after(sys, timer.as_ref(), black_box(d));
+                        assert!(sleep.poll_with(&mut Context::from_waker(noop)).is_pending());
+                        chunk.push(sleep);
+                    }
+                    total += start.elapsed();
+                    chunk.clear();
                 }
-                total += start.elapsed();
-                chunk.clear();
+                best = best.min(total.as_nanos() as f64 / (sizes.w4_ops / CHUNK * CHUNK) as f64);
             }
-            total.as_nanos() as f64 / (sizes.w4_ops / CHUNK * CHUNK) as f64
+            best
         }));
         emit(out, key, per_op);
     }
@@ -1232,7 +1237,7 @@ fn print_report(r: &Results, rows: &[Row], targets: &[Target], header: &str) -> 
 fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), String> {
     use plotters::prelude::*;
 
-    const LO: f64 = 0.01;
+    const LO: f64 = 0.1;
     const HI: f64 = 100.0;
     let charted: Vec<&Row> = rows.iter().filter(|r| r.charted).collect();
     let n = charted.len();
@@ -1275,6 +1280,7 @@ fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), Stri
             .enumerate()
             .filter_map(|(i, row)| {
                 let r = ratio(row.values[column], row.values[1])?;
+                // Outside 0.1-100 a bar stops at the edge; the table has the value.
                 let r = r.clamp(LO, HI);
                 let x = i as f64 + offset;
                 let (a, b) = if r < 1.0 { (r, 1.0) } else { (1.0, r) };
@@ -1293,7 +1299,18 @@ fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), Stri
             BLACK.stroke_width(1),
         )))
         .map_err(|e| e.to_string())?
-        .label("tokio::time = 1");
+        .label("tokio::time = 1")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], BLACK));
+    // The 0.5 x tokio bound (W1, W2, W3 CPU).
+    let red = RGBColor(0xd6, 0x27, 0x28);
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, 0.5), (n as f64 - 0.5, 0.5)],
+            red.stroke_width(1),
+        )))
+        .map_err(|e| e.to_string())?
+        .label("target 0.5 x tokio (W1, W2, W3 CPU)")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], red));
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
