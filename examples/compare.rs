@@ -1217,6 +1217,16 @@ fn print_report(r: &Results, rows: &[Row], targets: &[Target], header: &str) -> 
          W1 current-thread and W2 rows are overhead above the floor.",
         floors[0], floors[1], floors[2]
     );
+    for sys in Sys::TIMERS {
+        if r.get(Work::W6, sys, "registered_before_first_deadline") == Some(0.0) {
+            let _ = writeln!(
+                s,
+                "W6 warning: {} took longer to register its timers than the lead before the \
+                 first deadline; its lateness includes that delay.",
+                sys.name()
+            );
+        }
+    }
     let _ = writeln!(s, "\n| target | rule | result | figures |");
     let _ = writeln!(s, "|---|---|---|---|");
     for target in targets {
