@@ -300,15 +300,16 @@ impl Future for Sleep {
     /// Only if one shard of the timer already holds about 4 billion
     /// registered timers (some 160 GB of entries).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // Take part in tokio's cooperative budget, as `tokio::time::Sleep`
-        // does: a loop of sleeps that complete at once (zero durations, or a
-        // shut-down timer) yields to the scheduler instead of starving it.
-        // Pending polls give the unit back when `coop` drops.
-        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         let this = self.get_mut();
         let poll = this.poll_state(cx);
         if poll.is_ready() {
-            coop.made_progress();
+            // Completing takes a unit of tokio's cooperative budget, as with
+            // `tokio::time::Sleep`: a loop of sleeps that complete at once
+            // (zero durations, a shut-down timer) yields to the scheduler
+            // instead of starving it. The sleep stays complete, so the poll
+            // after the yield returns `Ready`. Pending polls, the hot path,
+            // never touch the budget.
+            std::task::ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
         }
         poll
     }
