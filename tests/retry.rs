@@ -356,3 +356,32 @@ async fn shutdown_during_an_attempt_returns_its_error_without_retrying() {
     assert_eq!(start.elapsed(), ms(40), "ended when the attempt did");
     assert_eq!(*calls.lock().unwrap(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn zero_delays_yield_to_other_tasks_instead_of_spinning() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // A backoff of endless zero waits and an operation that fails at once
+    // until another task on this one thread says stop: the retry must give
+    // the thread back (the sleeps take part in tokio's task budget), or
+    // that task never runs and this test hangs.
+    let timer = fine_timer();
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (flag, count) = (stop.clone(), calls.clone());
+    let retry = tokio::spawn(timer.retry(std::iter::repeat(Duration::ZERO), move || {
+        count.fetch_add(1, Ordering::SeqCst);
+        let done = flag.load(Ordering::SeqCst);
+        async move {
+            if done {
+                Ok(())
+            } else {
+                Err(())
+            }
+        }
+    }));
+    tokio::task::yield_now().await;
+    stop.store(true, Ordering::SeqCst);
+    assert_eq!(retry.await.unwrap(), Ok(()));
+    assert!(calls.load(Ordering::SeqCst) > 1);
+    assert_eq!(timer.stats().registered, 0, "zero waits skip the wheel");
+}
