@@ -290,3 +290,98 @@ fn a_retry_is_send_when_its_parts_are() {
         assert_send(&retry);
     });
 }
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_not_capped_by_max_delay_and_notify_sees_it() {
+    let timer = fine_timer();
+    let start = Instant::now();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let result = timer
+        .retry(
+            Backoff::constant(ms(10)).max_delay(ms(20)).max_attempts(3),
+            flaky(start, 1, calls.clone()),
+        )
+        // The server's word wins over the backoff's own cap.
+        .retry_after(|_: &String| Some(ms(300)))
+        .notify(move |e: &String, delay| log.lock().unwrap().push((e.clone(), delay)))
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(*calls.lock().unwrap(), [ms(0), ms(300)]);
+    assert_eq!(*seen.lock().unwrap(), [("failure 1".to_string(), ms(300))]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_elapsed_refuses_a_retry_after_that_would_pass_it() {
+    let timer = fine_timer();
+    let start = Instant::now();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let result = timer
+        .retry(
+            Backoff::constant(ms(10)).max_attempts(10),
+            flaky(start, 100, calls.clone()),
+        )
+        // A server asking for an hour (or `Duration::MAX`) cannot park the
+        // retry past its cap: it gives up at once with that error.
+        .retry_after(|e: &String| (e == "failure 2").then_some(Duration::MAX))
+        .max_elapsed(Duration::from_secs(60))
+        .await;
+    assert_eq!(result, Err("failure 2".to_string()));
+    assert_eq!(*calls.lock().unwrap(), [ms(0), ms(10)]);
+    assert_eq!(start.elapsed(), ms(10), "no wait was started");
+    assert_eq!(timer.pending(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_during_an_attempt_returns_its_error_without_retrying() {
+    let timer = fine_timer();
+    let calls = Arc::new(Mutex::new(0));
+    let count = calls.clone();
+    let retry = tokio::spawn(
+        timer.retry(Backoff::constant(ms(1)).max_attempts(100), move || {
+            *count.lock().unwrap() += 1;
+            async {
+                // The attempt runs on tokio's clock, not the wheel, and
+                // fails after the timer has been shut down.
+                tokio::time::sleep(ms(50)).await;
+                Err::<(), _>("refused")
+            }
+        }),
+    );
+    tokio::time::sleep(ms(10)).await;
+    timer.shutdown();
+    let start = Instant::now();
+    assert_eq!(retry.await.unwrap(), Err("refused"));
+    assert_eq!(start.elapsed(), ms(40), "ended when the attempt did");
+    assert_eq!(*calls.lock().unwrap(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn zero_delays_yield_to_other_tasks_instead_of_spinning() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // A backoff of endless zero waits and an operation that fails at once
+    // until another task on this one thread says stop: the retry must give
+    // the thread back (the sleeps take part in tokio's task budget), or
+    // that task never runs and this test hangs.
+    let timer = fine_timer();
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (flag, count) = (stop.clone(), calls.clone());
+    let retry = tokio::spawn(timer.retry(std::iter::repeat(Duration::ZERO), move || {
+        count.fetch_add(1, Ordering::SeqCst);
+        let done = flag.load(Ordering::SeqCst);
+        async move {
+            if done {
+                Ok(())
+            } else {
+                Err(())
+            }
+        }
+    }));
+    tokio::task::yield_now().await;
+    stop.store(true, Ordering::SeqCst);
+    assert_eq!(retry.await.unwrap(), Ok(()));
+    assert!(calls.load(Ordering::SeqCst) > 1);
+    assert_eq!(timer.stats().registered, 0, "zero waits skip the wheel");
+}

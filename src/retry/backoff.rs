@@ -119,6 +119,19 @@ impl Backoff {
     /// Growth per retry. Values below 1, and NaN, are taken as 1 (a constant
     /// backoff); infinity saturates the second delay at `Duration::MAX`
     /// (then capped by `max_delay`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let s = Duration::from_secs;
+    /// let grown: Vec<Duration> = Backoff::exponential(s(1)).factor(3.0).collect();
+    /// assert_eq!(grown, [s(1), s(3), s(9)]);
+    /// let clamped: Vec<Duration> = Backoff::exponential(s(1)).factor(0.5).collect();
+    /// assert_eq!(clamped, [s(1); 3]);
+    /// ```
     pub const fn factor(mut self, factor: f64) -> Self {
         self.factor = if factor >= 1.0 { factor } else { 1.0 }; // NaN fails `>=` too
         self
@@ -128,12 +141,36 @@ impl Backoff {
     /// included: the backoff yields `max_attempts - 1` delays. 0 is taken as
     /// 1 (no retries). `usize::MAX` retries for as long as the other caps
     /// allow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// // 5 calls in all: the first and 4 retries, so 4 waits.
+    /// let backoff = Backoff::constant(Duration::from_secs(3)).max_attempts(5);
+    /// assert_eq!(backoff.count(), 4);
+    /// ```
     pub const fn max_attempts(mut self, max_attempts: usize) -> Self {
         self.max_attempts = if max_attempts == 0 { 1 } else { max_attempts };
         self
     }
 
-    /// Caps each delay, after jitter.
+    /// Caps each delay, after jitter: a jittered delay is never longer than
+    /// `max_delay`, and with [`Jitter::Equal`] a delay whose half is past the
+    /// cap is exactly the cap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let s = Duration::from_secs;
+    /// let delays: Vec<Duration> = Backoff::exponential(s(1)).max_attempts(6).max_delay(s(5)).collect();
+    /// assert_eq!(delays, [s(1), s(2), s(4), s(5), s(5)]);
+    /// ```
     pub const fn max_delay(mut self, max_delay: Duration) -> Self {
         self.max_delay = Some(max_delay);
         self
@@ -143,6 +180,20 @@ impl Backoff {
     /// yielding a delay that would take the sum of its delays past
     /// `max_total`. (To cap the time since the first attempt, including the
     /// attempts themselves, see [`Retry::max_elapsed`](super::Retry::max_elapsed).)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let ms = Duration::from_millis;
+    /// let delays: Vec<Duration> = Backoff::exponential(ms(100))
+    ///     .max_attempts(usize::MAX)
+    ///     .max_total_delay(ms(1_000))
+    ///     .collect();
+    /// assert_eq!(delays, [ms(100), ms(200), ms(400)]); // + 800 would pass 1 s
+    /// ```
     pub const fn max_total_delay(mut self, max_total: Duration) -> Self {
         self.max_total_delay = Some(max_total);
         self
@@ -155,7 +206,20 @@ impl Backoff {
     }
 
     /// Seeds the jitter, so the sequence is the same on every run (for
-    /// tests). Without a seed each backoff draws its own.
+    /// tests). Without a seed each backoff draws its own, from std's
+    /// `RandomState`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::retry::{Backoff, Jitter};
+    ///
+    /// let jittered = || Backoff::exponential(Duration::from_millis(100)).jitter(Jitter::Full);
+    /// let a: Vec<Duration> = jittered().seed(42).collect();
+    /// let b: Vec<Duration> = jittered().seed(42).collect();
+    /// assert_eq!(a, b);
+    /// ```
     pub const fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self.rng = None;

@@ -41,10 +41,17 @@ impl Timer {
     /// would be passed, or when the timer [shuts down](Timer::shutdown) (a
     /// wait in progress ends at once; a retry never spins or hangs on a
     /// stopped timer). On a timer already shut down, the operation is called
-    /// once and its error returned.
+    /// once and its error returned. It also stops, with the last error, if
+    /// the wait cannot be registered because the timer is at its
+    /// [`max_pending`](crate::Builder::max_pending).
     ///
     /// `backoff` is any `IntoIterator<Item = Duration>`: a [`Backoff`], or
-    /// your own. Each wait rounds up to the timer's tick, like every sleep.
+    /// your own. Each item is one retry: the first call is made at once, and
+    /// each failure that may be retried takes the next item as the wait
+    /// before the next call, so `n` items allow `n + 1` calls in all. Each
+    /// wait rounds up to the timer's tick, like every sleep (never early, at
+    /// most one tick late). A first call that succeeds never touches the
+    /// wheel.
     ///
     /// # Examples
     ///
@@ -196,11 +203,21 @@ where
     /// `retry_after` returns `Some(delay)`, the next wait is `delay` instead
     /// of the backoff's.
     ///
-    /// The override replaces the length of one wait, not the backoff's
-    /// count: each retry still takes one delay from the backoff (and ends
-    /// the loop if there is none left), so `max_attempts` and
-    /// `max_total_delay` still bound the retries, and
-    /// [`max_elapsed`](Retry::max_elapsed) applies to the overridden wait.
+    /// How the override meets the backoff:
+    ///
+    /// - It replaces the length of one wait, not the backoff's count: each
+    ///   retry still takes one delay from the backoff, and the loop ends if
+    ///   there is none left. So an overridden wait counts as a retry, and
+    ///   [`Backoff::max_attempts`] bounds the calls as before.
+    /// - The backoff's own caps see only the delays it yielded: the server's
+    ///   delay is neither cut by [`Backoff::max_delay`] nor added to the sum
+    ///   that [`Backoff::max_total_delay`] caps (a server asking for 30 s gets
+    ///   30 s, not `max_delay`).
+    /// - [`max_elapsed`](Retry::max_elapsed) does apply: a server delay that
+    ///   would end past it stops the loop at once with that error. Set it
+    ///   when servers are not trusted: without it, an override of
+    ///   `Duration::MAX` waits until the timer shuts down.
+    /// - [`notify`](Retry::notify) is called with the overriding delay.
     ///
     /// # Examples
     ///
@@ -242,7 +259,14 @@ where
     /// attempt started, as measured by `tokio::time::Instant::now()`: a
     /// retry whose wait would end later is not made, and the last error is
     /// returned. Unlike [`Backoff::max_total_delay`], this counts the time
-    /// the attempts themselves take.
+    /// the attempts themselves take, and it also bounds waits set by
+    /// [`retry_after`](Retry::retry_after).
+    ///
+    /// The check uses the delay as asked; the wait itself rounds up to the
+    /// timer's tick, so the last attempt can start up to one tick past
+    /// `max_elapsed`. tokio's clock is used rather than
+    /// [`Timer::now`](crate::Timer::now), which moves in whole ticks and
+    /// stands still while the driver is parked.
     ///
     /// # Examples
     ///
