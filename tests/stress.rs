@@ -1,0 +1,439 @@
+//! Stress and soak: millions of timers on a 2-worker runtime in real time,
+//! with random cancels (local and from another thread) and resets, then
+//! checks that every timer fired exactly once or was cancelled, none early,
+//! the wheel is empty, and the process's heap is back to where it was.
+//!
+//! Ignored by default (they take tens of seconds); `.ci/run` runs them in
+//! release with bounded sizes:
+//!
+//! ```text
+//! TICKWHEEL_STRESS_TOTAL=10000000 TICKWHEEL_STRESS_PEAK=1000000 \
+//!     cargo test --release --test stress -- --ignored --test-threads=1
+//! ```
+//!
+//! Memory is counted by a global allocator that wraps the system one and
+//! keeps a running total of live bytes.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicIsize, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Wake, Waker};
+use std::time::Duration;
+
+use tickwheel::{Sleep, Timer};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// The system allocator, counting live bytes.
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees are this allocator's; the counter is
+// only bookkeeping.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller upholds `alloc`'s contract (non-zero size).
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `alloc`/`realloc` above with this layout.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded unchanged; the caller upholds `realloc`'s
+        // contract for `ptr`, `layout` and `new_size`.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            LIVE.fetch_add(
+                new_size as isize - layout.size() as isize,
+                Ordering::Relaxed,
+            );
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live_bytes() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// What every timer's waker records.
+struct Table {
+    wakes: Vec<AtomicU8>,
+    /// Deadline of each timer, in nanoseconds since `base`.
+    deadline_ns: Vec<AtomicU64>,
+    base: Instant,
+    early: AtomicU64,
+}
+
+/// One timer's waker: counts the wake, checks it is not early, and tells
+/// the owning producer which timer fired.
+struct TimerWaker {
+    id: u32,
+    table: Arc<Table>,
+    fired: Arc<Mutex<Vec<u32>>>,
+}
+
+impl Wake for TimerWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let i = self.id as usize;
+        let now = self.table.base.elapsed().as_nanos() as u64;
+        if now < self.table.deadline_ns[i].load(Ordering::SeqCst) {
+            self.table.early.fetch_add(1, Ordering::Relaxed);
+        }
+        self.table.wakes[i].fetch_add(1, Ordering::SeqCst);
+        self.fired.lock().unwrap().push(self.id);
+    }
+}
+
+/// SplitMix64: reproducible randomness without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn millis(&mut self, lo: u64, hi: u64) -> Duration {
+        Duration::from_millis(lo + self.below(hi - lo))
+    }
+}
+
+/// How a producer's timers ended, for the final check.
+#[derive(Default)]
+struct Ended {
+    /// Kept until their wake arrived: must have fired exactly once.
+    fired: Vec<u32>,
+    /// Dropped while registered (here or by the canceller): at most once.
+    dropped: Vec<u32>,
+}
+
+/// Creates `ids`, keeping at most `cap` registered, with cancels, resets and
+/// hand-offs to the canceller; returns how its timers ended.
+async fn producer(
+    timer: Timer,
+    table: Arc<Table>,
+    ids: std::ops::Range<u32>,
+    cap: usize,
+    canceller: mpsc::UnboundedSender<(u32, Sleep)>,
+) -> Ended {
+    let fired = Arc::new(Mutex::new(Vec::new()));
+    let base = ids.start;
+    let mut slots: Vec<Option<Sleep>> = (0..ids.len()).map(|_| None).collect();
+    let mut live = 0usize;
+    let mut ended = Ended::default();
+    let mut rng = Rng(u64::from(base) + 1);
+    let mut next = ids.start;
+    let mut recent: VecDeque<u32> = VecDeque::new();
+    while next < ids.end || live > 0 {
+        // Collect the timers that fired: each completes on its next poll.
+        let done: Vec<u32> = std::mem::take(&mut *fired.lock().unwrap());
+        for id in done {
+            if let Some(mut sleep) = slots[(id - base) as usize].take() {
+                assert!(
+                    Pin::new(&mut sleep)
+                        .poll(&mut Context::from_waker(Waker::noop()))
+                        .is_ready(),
+                    "timer {id} was woken but is not complete"
+                );
+                live -= 1;
+                ended.fired.push(id);
+            }
+        }
+        // Create up to the cap.
+        let mut made = 0;
+        while next < ids.end && live < cap && made < 4096 {
+            let id = next;
+            next += 1;
+            made += 1;
+            let delay = rng.millis(20, 1500);
+            let mut sleep = timer.sleep(delay);
+            let deadline = sleep.deadline();
+            table.deadline_ns[id as usize].store(
+                deadline.duration_since(table.base).as_nanos() as u64,
+                Ordering::SeqCst,
+            );
+            let waker = Waker::from(Arc::new(TimerWaker {
+                id,
+                table: table.clone(),
+                fired: fired.clone(),
+            }));
+            let registered = Pin::new(&mut sleep)
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending();
+            assert!(registered, "a {delay:?} sleep completed at once");
+            match rng.below(100) {
+                // Cancel at once, here.
+                0..=9 => {
+                    drop(sleep);
+                    ended.dropped.push(id);
+                }
+                // Hand to the canceller: dropped on another task, maybe
+                // after it fired.
+                10..=14 => {
+                    canceller.send((id, sleep)).unwrap();
+                    ended.dropped.push(id);
+                }
+                _ => {
+                    slots[(id - base) as usize] = Some(sleep);
+                    live += 1;
+                    recent.push_back(id);
+                    if recent.len() > 1024 {
+                        recent.pop_front();
+                    }
+                }
+            }
+        }
+        // Reset a few recent timers still waiting. The new deadline is
+        // published before the reset, and is later than the old one, so a
+        // wake from either deadline is never early against it.
+        // Each timer is reset at most once (taken out of `recent`), and only
+        // while timers are still being made, so every reset timer fires.
+        for _ in 0..16 {
+            if next >= ids.end || recent.is_empty() {
+                break;
+            }
+            let pick = rng.below(recent.len() as u64) as usize;
+            let Some(id) = recent.swap_remove_back(pick) else {
+                break;
+            };
+            if let Some(sleep) = slots[(id - base) as usize].as_mut() {
+                let new = Instant::now() + rng.millis(1500, 2000);
+                table.deadline_ns[id as usize].store(
+                    new.duration_since(table.base).as_nanos() as u64,
+                    Ordering::SeqCst,
+                );
+                Pin::new(sleep).reset(new);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    ended
+}
+
+/// Drops the sleeps it receives after a random few milliseconds, from its
+/// own task (often on the other worker): cancels racing the driver.
+async fn canceller(mut rx: mpsc::UnboundedReceiver<(u32, Sleep)>) {
+    let mut held: VecDeque<(Instant, Sleep)> = VecDeque::new();
+    let mut rng = Rng(7);
+    loop {
+        tokio::select! {
+            got = rx.recv() => match got {
+                Some((_, sleep)) => held.push_back((Instant::now() + rng.millis(0, 40), sleep)),
+                None => break,
+            },
+            _ = tokio::time::sleep(Duration::from_millis(1)) => {}
+        }
+        while held.front().is_some_and(|(at, _)| *at <= Instant::now()) {
+            held.pop_front();
+        }
+    }
+    held.clear();
+}
+
+fn run(total: u64, peak: u64) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let total = u32::try_from(total).expect("at most 4 billion timers");
+    let table = Arc::new(Table {
+        wakes: (0..total).map(|_| AtomicU8::new(0)).collect(),
+        deadline_ns: (0..total).map(|_| AtomicU64::new(0)).collect(),
+        base: Instant::now(),
+        early: AtomicU64::new(0),
+    });
+    let timer = Timer::builder()
+        .runtime(runtime.handle().clone())
+        .build()
+        .unwrap();
+    const PRODUCERS: u32 = 4;
+
+    // Warm up: each worker's shard gets its first page, the runtime its
+    // queues; the baseline is taken once all of that has settled.
+    runtime.block_on(async {
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let timer = timer.clone();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..200 {
+                    timer.sleep(Duration::from_millis(1)).await;
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    let baseline_entries = timer.stats().entry_bytes;
+    let baseline = live_bytes();
+
+    let started = std::time::Instant::now();
+    let mut peak_pending = 0;
+    let ended = runtime.block_on(async {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let canceller = tokio::spawn(canceller(rx));
+        let per = total / PRODUCERS;
+        let mut producers = Vec::new();
+        for p in 0..PRODUCERS {
+            let end = if p + 1 == PRODUCERS {
+                total
+            } else {
+                (p + 1) * per
+            };
+            // Unbudgeted: a producer polls thousands of completed sleeps by
+            // hand between awaits, which tokio's task budget would refuse.
+            producers.push(tokio::spawn(tokio::task::unconstrained(producer(
+                timer.clone(),
+                table.clone(),
+                p * per..end,
+                (peak / u64::from(PRODUCERS)) as usize,
+                tx.clone(),
+            ))));
+        }
+        drop(tx);
+        let mut ended = Vec::new();
+        let mut producers = futures::future::join_all(producers);
+        loop {
+            tokio::select! {
+                done = &mut producers => {
+                    for e in done {
+                        ended.push(e.unwrap());
+                    }
+                    break;
+                }
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                    peak_pending = peak_pending.max(timer.pending());
+                }
+            }
+        }
+        canceller.await.unwrap();
+        // Sleeps cancelled late may have fired; let every deadline pass.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        ended
+    });
+    let elapsed = started.elapsed();
+
+    let stats = timer.stats();
+    let mut fired_once = 0u64;
+    let mut total_wakes = 0u64;
+    for e in &ended {
+        for &id in &e.fired {
+            let wakes = table.wakes[id as usize].load(Ordering::SeqCst);
+            assert_eq!(
+                wakes, 1,
+                "timer {id} kept to the end was woken {wakes} times"
+            );
+            fired_once += 1;
+        }
+        for &id in &e.dropped {
+            let wakes = table.wakes[id as usize].load(Ordering::SeqCst);
+            assert!(wakes <= 1, "dropped timer {id} was woken {wakes} times");
+        }
+    }
+    for w in &table.wakes {
+        total_wakes += u64::from(w.load(Ordering::SeqCst));
+    }
+    let accounted: usize = ended.iter().map(|e| e.fired.len() + e.dropped.len()).sum();
+    println!(
+        "stress: {total} timers in {elapsed:.1?}, peak pending {peak_pending}, \
+         fired {} cancelled {}, wakes {total_wakes}",
+        stats.fired, stats.cancelled
+    );
+    assert_eq!(
+        accounted, total as usize,
+        "every timer ended one way or the other"
+    );
+    assert_eq!(table.early.load(Ordering::SeqCst), 0, "timers woke early");
+    assert_eq!(timer.pending(), 0);
+    assert_eq!(
+        stats.registered,
+        u64::from(total) + 1600,
+        "warm-up included"
+    );
+    assert_eq!(stats.registered, stats.fired + stats.cancelled);
+    assert_eq!(total_wakes, stats.fired - 1600, "one wake per fired entry");
+    assert!(fired_once > 0);
+    assert!(
+        peak_pending as u64 >= peak / 2,
+        "the run never came near its peak: {peak_pending} of {peak}"
+    );
+
+    // Memory: the wheel shrank back, and so did the heap.
+    assert_eq!(timer.stats().entry_bytes, baseline_entries, "wheel pages");
+    drop(ended);
+    let after = live_bytes();
+    println!("memory: baseline {baseline} B, after {after} B, wheel pages {baseline_entries} B");
+    // The runtime's own queues may keep some capacity they grew under load;
+    // the wheel's share is checked exactly above.
+    let slack = 256 * 1024;
+    assert!(
+        after - baseline <= slack,
+        "heap grew by {} B over the run (more than {slack} B of slack)",
+        after - baseline
+    );
+}
+
+#[test]
+#[ignore = "tens of seconds; run in release: see the file's docs"]
+fn millions_of_timers_fire_once_and_memory_returns_to_baseline() {
+    run(
+        env_or("TICKWHEEL_STRESS_TOTAL", 10_000_000),
+        env_or("TICKWHEEL_STRESS_PEAK", 1_000_000),
+    );
+}
+
+#[test]
+#[ignore = "tens of seconds; run in release: see the file's docs"]
+fn waves_of_timers_do_not_grow_memory() {
+    let wave = env_or("TICKWHEEL_STRESS_PEAK", 1_000_000);
+    // Each wave fills the wheel and drains it; the heap after the last wave
+    // must match the heap after the first.
+    let mut after_first = None;
+    for i in 0..3 {
+        run(wave, wave);
+        let now = live_bytes();
+        println!("wave {i}: live heap {now} B");
+        let first = *after_first.get_or_insert(now);
+        assert!(
+            now - first <= 64 * 1024,
+            "wave {i} left {} B more than the first",
+            now - first
+        );
+    }
+}
