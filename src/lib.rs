@@ -212,10 +212,14 @@ mod shard;
 mod shared;
 mod sleep;
 mod stats;
+mod sync;
 mod timeout;
 mod timer;
 mod trace;
 mod wheel;
+
+#[cfg(all(test, tickwheel_loom))]
+mod loom_tests;
 
 pub use crate::builder::Builder;
 pub use crate::error::{BuildError, Elapsed, Error};

@@ -13,10 +13,11 @@
 //! which must never run under a wheel lock.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
 use crate::shared::Shared;
+use crate::sync::{Mutex, MutexGuard};
 use crate::wheel::{Insert, Key, Reset, WakerUpdate, Wheel};
 
 #[derive(Debug)]

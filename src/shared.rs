@@ -19,12 +19,11 @@
 //! driver. `Notify::notify_one` stores a permit when the driver is not
 //! waiting yet, so the notice is never lost.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-
-use tokio::sync::Notify;
+use std::sync::atomic::Ordering;
 
 use crate::clock::Clock;
 use crate::error::Error;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Signal};
 
 /// The capacity budget of a timer built with `max_pending`.
 #[derive(Debug)]
@@ -40,7 +39,7 @@ pub(crate) struct Shared {
     /// The earliest tick the driver is known to wake for; `u64::MAX` while it
     /// scans or has nothing to wait for.
     target: AtomicU64,
-    notify: Notify,
+    notify: Signal,
     shutdown: AtomicBool,
     capacity: Option<Capacity>,
 }
@@ -50,7 +49,7 @@ impl Shared {
         Shared {
             clock,
             target: AtomicU64::new(u64::MAX),
-            notify: Notify::new(),
+            notify: Signal::new(),
             shutdown: AtomicBool::new(false),
             capacity: max_pending.map(|max| Capacity {
                 live: AtomicUsize::new(0),
@@ -88,6 +87,16 @@ impl Shared {
     /// notice.
     pub(crate) async fn notified(&self) {
         self.notify.notified().await;
+    }
+
+    /// The models' view of the handshake: the driver's target, and whether a
+    /// notice is waiting for it (consumed by this call).
+    #[cfg(tickwheel_loom)]
+    pub(crate) fn target_and_permit(&self) -> (u64, bool) {
+        (
+            self.target.load(Ordering::SeqCst),
+            self.notify.take_permit(),
+        )
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {

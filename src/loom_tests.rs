@@ -1,0 +1,248 @@
+//! loom models of every handoff between a `Sleep` (the future side) and the
+//! driver, run with:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg tickwheel_loom" cargo test --release --lib loom
+//! ```
+//!
+//! Each model drives the synchronous core the way the two sides do (a
+//! future registers, re-polls, resets or cancels through its `Shard`; the
+//! driver runs the `begin_scan` / advance / `end_scan` pass, or the shutdown
+//! drain, and wakes outside the lock) and checks, over every interleaving
+//! loom explores, that no wake-up is lost or doubled.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Wake, Waker};
+
+use loom::sync::atomic::AtomicUsize;
+
+use crate::clock::Clock;
+use crate::shard::Shard;
+use crate::shared::Shared;
+use crate::wheel::{Advance, Insert, Key, Reset, Wheel};
+
+const TICK_NS: u64 = 1_000_000;
+
+/// A waker that counts its wakes in a loom atomic.
+#[derive(Default)]
+struct Counter(AtomicUsize);
+
+impl Wake for Counter {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn counter() -> (Arc<Counter>, Waker) {
+    let c = Arc::new(Counter::default());
+    (c.clone(), Waker::from(c))
+}
+
+fn wakes(c: &Counter) -> usize {
+    c.0.load(Ordering::SeqCst)
+}
+
+fn shard(max_pending: Option<usize>) -> Arc<Shard> {
+    let shared = Arc::new(Shared::new(
+        Clock::new(tokio::time::Instant::now(), TICK_NS),
+        max_pending,
+    ));
+    Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared))
+}
+
+/// One driver pass over `shard` at `now_tick`, as `driver::advance_all` does
+/// it: announce the scan, fire what is due, wake outside the lock, publish
+/// the next tick. Returns that tick.
+fn driver_pass(shard: &Shard, now_tick: u64) -> Option<u64> {
+    shard.shared.begin_scan();
+    let mut out = Vec::new();
+    let step = shard
+        .lock()
+        .advance(now_tick, now_tick * TICK_NS, &mut out, 64);
+    for waker in out {
+        waker.wake();
+    }
+    let next = match step {
+        Advance::Until(tick) => Some(tick),
+        Advance::Idle => None,
+        Advance::Full => unreachable!("64 wakers is more than these models register"),
+    };
+    shard.shared.end_scan(next.unwrap_or(u64::MAX));
+    next
+}
+
+fn register(shard: &Shard, tick: u64, waker: &Waker) -> Key {
+    match shard.register(tick * TICK_NS, waker) {
+        Insert::Registered { key, .. } => key,
+        other => panic!("registration refused: {other:?}"),
+    }
+}
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(f);
+}
+
+/// A registration racing the driver's scan is never lost: either the scan
+/// saw it, or the driver's target is at or before its tick, or a notice is
+/// waiting for the driver (so it scans again before sleeping past it).
+#[test]
+fn loom_register_racing_the_scan_is_never_missed() {
+    register_racing_the_scan(100);
+}
+
+/// The same, with the driver's previous target earlier than the new tick:
+/// only `begin_scan` resetting the target makes a registration during the
+/// scan notify.
+#[test]
+fn loom_register_racing_the_scan_behind_an_earlier_target() {
+    register_racing_the_scan(3);
+}
+
+fn register_racing_the_scan(previous_target: u64) {
+    model(move || {
+        let shard = shard(None);
+        // The driver published a target on its last pass.
+        shard.shared.end_scan(previous_target);
+        let s2 = shard.clone();
+        let registrant = loom::thread::spawn(move || {
+            let (_, waker) = counter();
+            register(&s2, 5, &waker);
+        });
+        let seen = driver_pass(&shard, 0);
+        registrant.join().unwrap();
+        let (target, permit) = shard.shared.target_and_permit();
+        assert!(
+            seen == Some(5) || target <= 5 || permit,
+            "lost registration: scan saw {seen:?}, target {target}, no notice"
+        );
+    });
+}
+
+/// Dropping a sleep while the driver fires it: the task is woken at most
+/// once, exactly when the cancel came too late, and the slot is freed.
+#[test]
+fn loom_cancel_racing_firing_wakes_at_most_once() {
+    model(|| {
+        let shard = shard(None);
+        let (count, waker) = counter();
+        let key = register(&shard, 1, &waker);
+        drop(waker);
+        let s2 = shard.clone();
+        let canceller = loom::thread::spawn(move || s2.cancel(key).is_some());
+        driver_pass(&shard, 1);
+        let cancelled = canceller.join().unwrap();
+        assert_eq!(wakes(&count), usize::from(!cancelled));
+        assert_eq!(shard.lock().pending(), 0);
+    });
+}
+
+/// A reset racing the firing either moves a still-pending entry (no wake)
+/// or finds it fired (one wake): never both, never neither.
+#[test]
+fn loom_reset_racing_firing_moves_or_finds_it_fired() {
+    model(|| {
+        let shard = shard(None);
+        let (count, waker) = counter();
+        let key = register(&shard, 1, &waker);
+        drop(waker);
+        let s2 = shard.clone();
+        let resetter = loom::thread::spawn(move || s2.reset(key, 10 * TICK_NS));
+        driver_pass(&shard, 1);
+        match resetter.join().unwrap() {
+            Reset::Moved { tick } => {
+                assert_eq!(tick, 10);
+                assert_eq!(wakes(&count), 0);
+                assert!(shard.is_live(key));
+            }
+            Reset::Stale => {
+                assert_eq!(wakes(&count), 1);
+                assert!(!shard.is_live(key));
+            }
+            Reset::Elapsed(_) => panic!("tick 10 is not due at tick 1"),
+        }
+    });
+}
+
+/// A re-poll with a new waker racing the firing: exactly one of the two
+/// wakers is woken, and it is the new one whenever the update came first.
+#[test]
+fn loom_waker_change_racing_firing_wakes_the_latest() {
+    model(|| {
+        let shard = shard(None);
+        let (old, old_waker) = counter();
+        let key = register(&shard, 1, &old_waker);
+        drop(old_waker);
+        let (new, new_waker) = counter();
+        let s2 = shard.clone();
+        let poller = loom::thread::spawn(move || s2.poll_registered(key, &new_waker));
+        driver_pass(&shard, 1);
+        let updated = poller.join().unwrap();
+        assert_eq!(
+            wakes(&old) + wakes(&new),
+            1,
+            "a due timer wakes exactly once"
+        );
+        if updated {
+            assert_eq!(wakes(&new), 1, "the update came first: the new waker fires");
+        } else {
+            assert_eq!(wakes(&old), 1, "already fired: the old waker fired");
+        }
+    });
+}
+
+/// Shutdown racing a registration: the registration is refused, or it is
+/// drained and woken; it is never left registered.
+#[test]
+fn loom_shutdown_racing_registration_leaves_nothing_behind() {
+    model(|| {
+        let shard = shard(None);
+        let s2 = shard.clone();
+        let registrant = loom::thread::spawn(move || {
+            let (count, waker) = counter();
+            let outcome = s2.register(5 * TICK_NS, &waker);
+            (count, matches!(outcome, Insert::Registered { .. }))
+        });
+        // What `Inner::shut_down` does for each shard.
+        shard.shared.set_shutdown();
+        let mut out = Vec::new();
+        shard.lock().drain(&mut out);
+        for waker in out {
+            waker.wake();
+        }
+        let (count, registered) = registrant.join().unwrap();
+        assert_eq!(wakes(&count), usize::from(registered));
+        assert_eq!(shard.lock().pending(), 0, "an entry survived shutdown");
+    });
+}
+
+/// Concurrent reservations never exceed `max_pending`, and releases give
+/// every unit back.
+#[test]
+fn loom_capacity_is_never_exceeded_or_leaked() {
+    model(|| {
+        let shard = shard(Some(1));
+        let s2 = shard.clone();
+        let other = loom::thread::spawn(move || {
+            let got = s2.shared.try_reserve().is_ok();
+            if got {
+                s2.shared.release();
+            }
+            got
+        });
+        let mine = shard.shared.try_reserve().is_ok();
+        let live_while_held = shard.shared.live().unwrap();
+        assert!(live_while_held <= 1, "over the limit: {live_while_held}");
+        if mine {
+            shard.shared.release();
+        }
+        let theirs = other.join().unwrap();
+        assert!(mine || theirs, "a limit of 1 refused both");
+        assert_eq!(shard.shared.live(), Some(0), "a unit leaked");
+    });
+}
