@@ -126,6 +126,55 @@ async fn every_bad_builder_setting_is_a_typed_error() {
         .build()
         .unwrap();
     assert_eq!(timer.slots(), Builder::MAX_SLOTS);
+    // ... and their driver works.
+    let start = Instant::now();
+    timer.sleep(Duration::from_millis(3)).await;
+    assert!(start.elapsed() >= Duration::from_millis(3));
+}
+
+/// Every extreme input at once, then an ordinary sleep: the driver is still
+/// alive and on time, nothing was shut down, nothing panicked.
+#[tokio::test(start_paused = true)]
+async fn the_driver_survives_every_extreme_input() {
+    let timer = Timer::builder()
+        .tick(Duration::from_millis(1))
+        .slots(8)
+        .build()
+        .unwrap();
+    let now = Instant::now();
+    let far = now + Duration::from_secs(200 * 365 * 24 * 3600);
+    let mut extremes = vec![
+        timer.sleep(Duration::MAX),
+        timer.sleep_until(far),
+        timer.sleep(Duration::ZERO),
+        timer.sleep_until(now - Duration::from_secs(1)),
+        timer.sleep(Duration::from_nanos(1)),
+    ];
+    for sleep in extremes.iter_mut() {
+        let _ = common::poll_once(sleep);
+    }
+    for sleep in extremes.iter_mut() {
+        std::pin::Pin::new(&mut *sleep).reset(now - Duration::from_secs(5));
+        std::pin::Pin::new(&mut *sleep).reset(far);
+    }
+    tokio::time::advance(Duration::from_millis(50)).await;
+    for sleep in extremes.iter_mut() {
+        // Polling again, completed or not, is always allowed.
+        let _ = common::poll_once(sleep);
+        let _ = common::poll_once(sleep);
+    }
+    let start = Instant::now();
+    timer.sleep(Duration::from_millis(7)).await;
+    assert_eq!(start.elapsed(), Duration::from_millis(7));
+    assert!(!timer.is_shutdown());
+    assert_eq!(timer.stats().wake_panics, 0);
+    assert_eq!(
+        timer.pending(),
+        extremes.len(),
+        "all reset to the far instant"
+    );
+    drop(extremes);
+    assert_eq!(timer.pending(), 0);
 }
 
 #[test]
