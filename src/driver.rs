@@ -14,7 +14,6 @@
 //! waiting task is woken instead of waiting forever.
 
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
@@ -25,6 +24,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::timer::Inner;
 use crate::trace::{debug, trace};
+use crate::unwind;
 use crate::wheel::Advance;
 
 /// Wakers collected under a shard lock before it is released to wake them.
@@ -150,10 +150,12 @@ fn advance_all(inner: &Inner, clock: &Clock, batch: &mut Batch<'_>) -> Option<u6
 }
 
 /// Wakes and empties `wakers`. A waker that panics is counted in `panics`
-/// and does not stop the others.
+/// and does not stop the others, even if its panic payload panics again when
+/// dropped. Wakers are taken out one at a time, so whatever happens, every
+/// waker still in the vector stays there for the caller's guard to wake.
 pub(crate) fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
-    for waker in wakers.drain(..) {
-        if catch_unwind(AssertUnwindSafe(|| waker.wake())).is_err() {
+    while let Some(waker) = wakers.pop() {
+        if !unwind::run_contained(|| waker.wake()) {
             panics.fetch_add(1, Ordering::Relaxed);
         }
     }

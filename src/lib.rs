@@ -216,6 +216,7 @@ mod sync;
 mod timeout;
 mod timer;
 mod trace;
+mod unwind;
 mod wheel;
 
 #[cfg(all(test, tickwheel_loom))]

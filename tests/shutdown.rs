@@ -173,6 +173,41 @@ async fn a_panicking_waker_does_not_stop_the_driver() {
     timer.sleep(Duration::from_millis(20)).await;
 }
 
+/// A waker that panics with a payload that itself panics when dropped: the
+/// driver contains both panics, wakes every other task of the batch and stays
+/// alive. (Before, the second panic unwound out of the driver, the rest of
+/// the batch was dropped unwoken, and the timer shut down.)
+#[tokio::test(start_paused = true)]
+async fn a_wake_panic_whose_payload_panics_on_drop_loses_no_waker() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("this panic payload panics when dropped");
+        }
+    }
+    struct Panicky;
+    impl std::task::Wake for Panicky {
+        fn wake(self: std::sync::Arc<Self>) {
+            std::panic::panic_any(Bomb);
+        }
+    }
+    let timer = Timer::new();
+    let bad = std::task::Waker::from(std::sync::Arc::new(Panicky));
+    let (counter, good) = CountingWaker::new();
+    let mut sleeps: Vec<_> = (0..5)
+        .map(|_| timer.sleep(Duration::from_millis(20)))
+        .collect();
+    for (i, sleep) in sleeps.iter_mut().enumerate() {
+        let waker = if i == 2 { &bad } else { &good };
+        assert!(poll_with(sleep, waker).is_pending());
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(counter.wakes(), 4, "every other task of the batch is woken");
+    assert_eq!(timer.stats().wake_panics, 1);
+    assert!(!timer.is_shutdown(), "the driver survived");
+    timer.sleep(Duration::from_millis(20)).await;
+}
+
 /// Found in review: a driver task dropped before its first poll (its runtime
 /// never ran, or was already gone) must still shut the timer down, or every
 /// sleep on it would wait forever.
