@@ -6,9 +6,52 @@
 //! a deadline maps to the *next* tick boundary at or after it (`tick_ceil`),
 //! and the driver only processes a tick once the clock has reached its
 //! boundary (`tick_floor` of now). Nothing here touches shared state.
+//!
+//! It also owns where "now" comes from: [`TimeSource`] reads the clock of the
+//! runtime that hosts the timer's driver, whichever runtime (or none) the
+//! caller happens to be in.
 
 use std::time::Duration;
+use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::time::Instant;
+
+/// Where a timer reads the time: always its driver's runtime's clock, never
+/// the ambient one, so a sleep made or reset from another runtime (whose test
+/// clock may be paused elsewhere) still compares deadlines on the clock that
+/// fires it.
+#[derive(Debug, Clone)]
+pub(crate) enum TimeSource {
+    /// The system's monotonic clock. A multi-thread runtime's clock cannot be
+    /// paused, so it always reads exactly this (tokio's test clock, unpaused,
+    /// is the system clock too), and reading it costs no runtime lookup.
+    System,
+    /// The clock of a runtime that tests may pause and advance (a
+    /// current-thread runtime), read inside that runtime's context.
+    Runtime(Handle),
+}
+
+impl TimeSource {
+    /// The source for a driver hosted on `handle`'s runtime.
+    pub(crate) fn for_runtime(handle: &Handle) -> Self {
+        match handle.runtime_flavor() {
+            RuntimeFlavor::MultiThread => TimeSource::System,
+            // Current-thread runtimes, and any flavor tokio adds later: exact
+            // whatever the flavor's clock does.
+            _ => TimeSource::Runtime(handle.clone()),
+        }
+    }
+
+    /// The driver's runtime's `Instant::now()`.
+    pub(crate) fn now(&self) -> Instant {
+        match self {
+            TimeSource::System => Instant::from_std(std::time::Instant::now()),
+            TimeSource::Runtime(handle) => {
+                let _context = handle.enter();
+                Instant::now()
+            }
+        }
+    }
+}
 
 /// The timer's frame of reference: its origin and its tick length.
 #[derive(Debug, Clone, Copy)]

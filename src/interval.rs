@@ -215,13 +215,12 @@ fn add_or_far(t: Instant, d: Duration) -> Instant {
 ///
 /// # Shutdown
 ///
-/// After the timer [shuts down](Timer::shutdown), `tick` completes at once
-/// (like every sleep of a stopped timer), so a `loop { interval.tick().await }`
-/// must check [`Timer::is_shutdown`]: it does not starve other tasks (each
-/// tick takes part in tokio's task budget, as a `tokio::time` sleep does), but
-/// it never ends by itself. The [`Stream`] ends instead: it yields
-/// `None` once the timer has shut down, so
-/// `while let Some(_) = interval.next().await` stops by itself.
+/// Once the timer [shuts down](Timer::shutdown), `tick` panics (with the
+/// same message as [`Timer::sleep`]), and so do the `reset*` methods: a tick
+/// that completed at once would make `loop { interval.tick().await }` spin.
+/// The [`Stream`] is the non-panicking form: it ends (yields `None`) once the
+/// timer has shut down, so `while let Some(_) = interval.next().await` stops
+/// by itself.
 ///
 /// # Cancellation
 ///
@@ -256,6 +255,10 @@ pub struct Interval {
 impl Interval {
     /// Waits for the next tick and returns its scheduled instant.
     ///
+    /// # Panics
+    ///
+    /// Once the timer has shut down (see [Shutdown](Interval#shutdown)).
+    ///
     /// # Cancellation
     ///
     /// Cancel safe: a tick is consumed only when this future completes.
@@ -285,6 +288,10 @@ impl Interval {
     /// For manual `Future` and `Stream` implementations. Only the waker of
     /// the last call is woken, as with [`Sleep`].
     ///
+    /// # Panics
+    ///
+    /// Once the timer has shut down (see [Shutdown](Interval#shutdown)).
+    ///
     /// # Examples
     ///
     /// ```
@@ -304,8 +311,13 @@ impl Interval {
         if Pin::new(&mut self.delay).poll(cx).is_pending() {
             return Poll::Pending;
         }
+        if self.delay.timer_is_shut_down() {
+            // The wait was cut short, or would be: no tick is due, and
+            // completing anyway would let `loop { tick().await }` spin.
+            crate::timer::shutdown_panic();
+        }
         let scheduled = self.delay.deadline();
-        let now = Instant::now();
+        let now = self.delay.clock_now();
         let late = now.saturating_duration_since(scheduled) > self.late_after;
         let next = if late {
             self.missed_tick_behavior
@@ -341,7 +353,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset(&mut self) {
-        self.reset_at(add_or_far(Instant::now(), self.period));
+        self.reset_at(add_or_far(self.delay.clock_now(), self.period));
     }
 
     /// Makes the next tick complete at once; later ones follow a period
@@ -364,7 +376,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset_immediately(&mut self) {
-        self.reset_at(Instant::now());
+        self.reset_at(self.delay.clock_now());
     }
 
     /// Makes the next tick `after` from now, as
@@ -388,7 +400,7 @@ impl Interval {
     /// # }
     /// ```
     pub fn reset_after(&mut self, after: Duration) {
-        self.reset_at(add_or_far(Instant::now(), after));
+        self.reset_at(add_or_far(self.delay.clock_now(), after));
     }
 
     /// Makes the next tick complete at `deadline` (at once if it has

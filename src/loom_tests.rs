@@ -49,6 +49,7 @@ fn wakes(c: &Counter) -> usize {
 fn shard(max_pending: Option<usize>) -> Arc<Shard> {
     let shared = Arc::new(Shared::new(
         Clock::new(tokio::time::Instant::now(), TICK_NS),
+        crate::clock::TimeSource::System,
         max_pending,
     ));
     Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared))

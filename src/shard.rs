@@ -18,7 +18,7 @@ use std::task::Waker;
 
 use crate::shared::Shared;
 use crate::sync::{Mutex, MutexGuard};
-use crate::wheel::{Insert, Key, Reset, WakerUpdate, Wheel};
+use crate::wheel::{Insert, Key, Reset, WakerCheck, Wheel};
 
 #[derive(Debug)]
 #[repr(align(128))] // one shard's lock word never shares a cache line with another's
@@ -45,7 +45,9 @@ impl Shard {
 
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
     pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
-        let outcome = self.lock().insert(deadline_ns, waker);
+        let mut waker = Some(waker.clone());
+        let outcome = self.lock().insert(deadline_ns, &mut waker);
+        drop(waker); // still here if the wheel refused it: drop after the lock
         if let Insert::Registered { tick, .. } = outcome {
             self.shared.registered(tick);
         }
@@ -54,14 +56,19 @@ impl Shard {
 
     /// Re-poll of a registered sleep: `true` while it is still pending (with
     /// `waker` now the one to wake), `false` once it fired or was cancelled.
+    ///
+    /// The common re-poll (same task) locks once; a different task's waker
+    /// is cloned between two locks, so no waker code runs under the lock.
     pub(crate) fn poll_registered(&self, key: Key, waker: &Waker) -> bool {
-        let update = self.lock().update_waker(key, waker);
-        match update {
-            WakerUpdate::Gone => false,
-            WakerUpdate::Unchanged => true,
-            WakerUpdate::Replaced(old) => {
-                drop(old);
-                true
+        let check = self.lock().check_waker(key, waker);
+        match check {
+            WakerCheck::Gone => false,
+            WakerCheck::Same => true,
+            WakerCheck::Different => {
+                let new = waker.clone();
+                let swapped = self.lock().swap_waker(key, new);
+                // Old waker, or the new one handed back: dropped unlocked.
+                swapped.is_ok()
             }
         }
     }
@@ -108,6 +115,7 @@ mod tests {
     fn two_shards() -> (Arc<Shard>, Arc<Shard>) {
         let shared = Arc::new(Shared::new(
             Clock::new(tokio::time::Instant::now(), 1_000_000),
+            crate::clock::TimeSource::System,
             None,
         ));
         let shard = || Arc::new(Shard::new(Wheel::new(64, 1_000_000), shared.clone()));

@@ -21,7 +21,9 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::clock::Clock;
+use tokio::time::Instant;
+
+use crate::clock::{Clock, TimeSource};
 use crate::error::Error;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Signal};
 
@@ -36,6 +38,8 @@ pub(crate) struct Capacity {
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) clock: Clock,
+    /// Where `now` is read: the driver's runtime's clock.
+    source: TimeSource,
     /// The earliest tick the driver is known to wake for; `u64::MAX` while it
     /// scans or has nothing to wait for.
     target: AtomicU64,
@@ -45,9 +49,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(clock: Clock, max_pending: Option<usize>) -> Self {
+    pub(crate) fn new(clock: Clock, source: TimeSource, max_pending: Option<usize>) -> Self {
         Shared {
             clock,
+            source,
             target: AtomicU64::new(u64::MAX),
             notify: Signal::new(),
             shutdown: AtomicBool::new(false),
@@ -56,6 +61,16 @@ impl Shared {
                 max,
             }),
         }
+    }
+
+    /// The current time on the timer's clock (its driver's runtime's).
+    pub(crate) fn now(&self) -> Instant {
+        self.source.now()
+    }
+
+    /// The current time as an offset from the timer's origin.
+    pub(crate) fn now_offset(&self) -> i64 {
+        self.clock.offset(self.now())
     }
 
     /// Called after linking an entry for `tick`: wakes the driver if it would
@@ -134,14 +149,6 @@ impl Shared {
                 Ok(_) => return Ok(()),
                 Err(actual) => live = actual,
             }
-        }
-    }
-
-    /// Takes one unit even past the limit (for sleeps that complete at once
-    /// because the timer is shut down: they still release one on drop).
-    pub(crate) fn reserve_unchecked(&self) {
-        if let Some(cap) = &self.capacity {
-            cap.live.fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -16,6 +16,7 @@ use std::task::{Context, Poll, Waker};
 use tokio::time::Instant;
 
 use crate::clock::Clock;
+use crate::error::Error;
 use crate::shard::Shard;
 use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 
@@ -196,6 +197,13 @@ impl Sleep {
     /// `Sleep` is `Unpin`, so a sleep held by value can be reset with
     /// `Pin::new(&mut sleep).reset(..)`.
     ///
+    /// # Panics
+    ///
+    /// If the timer has shut down: a new wait on a dead timer would complete
+    /// at once, and a loop of them would spin. (`tokio::time` panics likewise
+    /// when its runtime is gone.) [`try_reset`](Sleep::try_reset) returns an
+    /// error instead.
+    ///
     /// # Examples
     ///
     /// ```
@@ -214,10 +222,43 @@ impl Sleep {
     /// # }
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        if self.try_reset(deadline).is_err() {
+            crate::timer::shutdown_panic();
+        }
+    }
+
+    /// [`reset`](Sleep::reset) that returns an error instead of panicking
+    /// when the timer has shut down.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_shutdown`] if the timer has shut down; the sleep is then
+    /// left as it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::pin::Pin;
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut sleep = timer.sleep(Duration::from_secs(1));
+    /// timer.shutdown();
+    /// let again = Instant::now() + Duration::from_secs(1);
+    /// assert!(Pin::new(&mut sleep).try_reset(again).unwrap_err().is_shutdown());
+    /// # }
+    /// ```
+    pub fn try_reset(self: Pin<&mut Self>, deadline: Instant) -> Result<(), Error> {
         let this = self.get_mut();
-        let clock = *this.clock();
-        let new = clock.offset(deadline);
-        let passed = new <= clock.offset(Instant::now());
+        let shared = &this.shard.shared;
+        if shared.is_shutdown() {
+            return Err(Error::shutdown());
+        }
+        let new = shared.clock.offset(deadline);
+        let passed = new <= shared.now_offset();
         this.deadline = new;
         let State::Registered(key) = this.state() else {
             this.set_state(if passed {
@@ -225,14 +266,14 @@ impl Sleep {
             } else {
                 State::Unregistered { checked: true }
             });
-            return;
+            return Ok(());
         };
         if passed {
             this.set_state(State::Done);
             if let Some(waker) = this.shard.cancel(key) {
                 waker.wake();
             }
-            return;
+            return Ok(());
         }
         match this.shard.reset(key, Clock::wheel_ns(new)) {
             Reset::Moved { .. } => {}
@@ -242,12 +283,19 @@ impl Sleep {
                 waker.wake();
             }
         }
+        Ok(())
     }
 
     /// `true` if this sleep was cut short by its timer shutting down (the
     /// timer is shut down and the deadline has not been reached).
     pub(crate) fn ended_by_shutdown(&self) -> bool {
-        self.shard.shared.is_shutdown() && self.deadline > self.clock().offset(Instant::now())
+        let shared = &self.shard.shared;
+        shared.is_shutdown() && self.deadline > shared.now_offset()
+    }
+
+    /// The current time on this sleep's timer's clock.
+    pub(crate) fn clock_now(&self) -> Instant {
+        self.shard.shared.now()
     }
 
     /// `true` once this sleep's timer has shut down.
@@ -272,7 +320,7 @@ impl Sleep {
     }
 
     fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
-        if !checked && self.deadline <= self.clock().offset(Instant::now()) {
+        if !checked && self.deadline <= self.shard.shared.now_offset() {
             self.set_state(State::Done);
             return Poll::Ready(());
         }
@@ -317,11 +365,13 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
+        // The capacity unit first: dropping the waker below runs executor
+        // code, and if that panics the unit must not leak.
+        self.shard.shared.release();
         if let State::Registered(key) = self.state() {
             // The returned waker (if any) is dropped here, after the lock.
             drop(self.shard.cancel(key));
         }
-        self.shard.shared.release();
     }
 }
 
@@ -349,6 +399,7 @@ mod tests {
     fn state_round_trips_through_the_key_field() {
         let shared = Arc::new(crate::shared::Shared::new(
             Clock::new(Instant::now(), 1_000_000),
+            crate::clock::TimeSource::System,
             None,
         ));
         let shard = Arc::new(Shard::new(crate::wheel::Wheel::new(8, 1_000_000), shared));

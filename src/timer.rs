@@ -10,7 +10,7 @@ use tokio::runtime::Handle;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
-use crate::clock::Clock;
+use crate::clock::{Clock, TimeSource};
 use crate::driver;
 use crate::error::Error;
 use crate::shard::{self, Shard};
@@ -156,6 +156,7 @@ impl Timer {
         };
         let shared = Arc::new(Shared::new(
             Clock::new(origin, config.tick_ns),
+            TimeSource::for_runtime(handle),
             config.max_pending,
         ));
         let shards = (0..shard_count())
@@ -190,9 +191,14 @@ impl Timer {
     ///
     /// # Panics
     ///
-    /// If the timer has a [`max_pending`](Builder::max_pending) limit and that
-    /// many sleeps and timeouts are already alive. Use
-    /// [`try_sleep`](Timer::try_sleep) to get an error instead.
+    /// - If the timer has shut down ([`shutdown`](Timer::shutdown) was called,
+    ///   or the runtime hosting its driver has ended), like `tokio::time`
+    ///   without a runtime: a new wait on a dead timer would complete at once,
+    ///   and a loop of them would spin instead of waiting.
+    /// - If the timer has a [`max_pending`](Builder::max_pending) limit and
+    ///   that many sleeps and timeouts are already alive.
+    ///
+    /// Use [`try_sleep`](Timer::try_sleep) to get an error instead.
     ///
     /// # Examples
     ///
@@ -217,7 +223,8 @@ impl Timer {
     ///
     /// # Panics
     ///
-    /// As [`sleep`](Timer::sleep), at the `max_pending` limit.
+    /// As [`sleep`](Timer::sleep): after shutdown, and at the `max_pending`
+    /// limit.
     ///
     /// # Examples
     ///
@@ -244,7 +251,8 @@ impl Timer {
     ///
     /// # Panics
     ///
-    /// As [`sleep`](Timer::sleep), at the `max_pending` limit.
+    /// As [`sleep`](Timer::sleep): after shutdown, and at the `max_pending`
+    /// limit.
     ///
     /// # Examples
     ///
@@ -267,7 +275,8 @@ impl Timer {
     ///
     /// # Panics
     ///
-    /// As [`sleep`](Timer::sleep), at the `max_pending` limit.
+    /// As [`sleep`](Timer::sleep): after shutdown, and at the `max_pending`
+    /// limit.
     #[track_caller]
     pub fn timeout_at<F: IntoFuture>(
         &self,
@@ -409,10 +418,16 @@ impl Timer {
     /// Stops the timer: cancels every registered timer and wakes its task,
     /// and returns how many were registered.
     ///
-    /// Afterwards, pending and new sleeps complete at once, timeouts resolve to
-    /// `Err(Elapsed)` with [`Elapsed::is_shutdown`], and `try_*` methods
-    /// return [`Error::is_shutdown`]. A timer cannot be restarted; calling
-    /// this again returns 0.
+    /// Every sleep that exists when it happens completes (at once, or on its
+    /// first poll), and timeouts resolve to `Err(Elapsed)` with
+    /// [`Elapsed::is_shutdown`]: nothing is left waiting on a dead timer.
+    /// Starting a new wait afterwards ([`sleep`](Timer::sleep),
+    /// [`timeout`](Timer::timeout), [`Sleep::reset`], an [`Interval`]'s next
+    /// tick) panics, and the `try_*` forms return [`Error::is_shutdown`], so
+    /// a loop of waits fails loudly instead of spinning. A timer cannot be
+    /// restarted; calling this again returns 0.
+    ///
+    /// [`Interval`]: crate::Interval
     ///
     /// [`Elapsed::is_shutdown`]: crate::Elapsed::is_shutdown
     ///
@@ -457,35 +472,39 @@ impl Timer {
         self.inner.shared.max_pending()
     }
 
+    /// The current time on the timer's clock: its driver's runtime's
+    /// `Instant::now()`, wherever it is called from.
+    pub(crate) fn clock_now(&self) -> Instant {
+        self.inner.shared.now()
+    }
+
     /// The runtime that hosts the driver (where scheduled tasks run).
     pub(crate) fn runtime(&self) -> &Handle {
         &self.inner.runtime
     }
 
+    #[track_caller]
     fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
         let shared = &self.inner.shared;
-        let shutdown = shared.is_shutdown();
-        match (shutdown, refuse) {
-            (true, Refuse::Error) => return Err(Error::shutdown()),
-            (true, Refuse::Panic) => shared.reserve_unchecked(),
-            (false, _) => shared.try_reserve()?,
+        if shared.is_shutdown() {
+            return match refuse {
+                Refuse::Error => Err(Error::shutdown()),
+                Refuse::Panic => shutdown_panic(),
+            };
         }
+        shared.try_reserve()?;
         let shard = self.inner.shard().clone();
         let clock = &shared.clock;
-        let (deadline, checked) = match until {
+        match until {
             Until::After(duration) => {
-                let deadline = clock.offset_after(Instant::now(), duration);
+                let deadline = clock.offset_after(shared.now(), duration);
                 if duration.is_zero() {
                     return Ok(Sleep::done(shard, deadline));
                 }
-                (deadline, true)
+                Ok(Sleep::new(shard, deadline, true))
             }
-            Until::At(instant) => (clock.offset(instant), false),
-        };
-        if shutdown {
-            return Ok(Sleep::done(shard, deadline));
+            Until::At(instant) => Ok(Sleep::new(shard, clock.offset(instant), false)),
         }
-        Ok(Sleep::new(shard, deadline, checked))
     }
 }
 
@@ -506,6 +525,17 @@ enum Refuse {
 #[track_caller]
 fn capacity_panic(err: Error) -> ! {
     panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
+}
+
+/// A new wait on a shut-down timer would complete at once, and a loop of such
+/// waits would spin: like `tokio::time` on a runtime that is gone, fail loudly.
+#[track_caller]
+pub(crate) fn shutdown_panic() -> ! {
+    panic!(
+        "tickwheel: the timer has shut down (Timer::shutdown was called, or the runtime \
+         hosting its driver has ended), so it cannot start a new wait; \
+         use the try_* methods to handle this without panicking"
+    )
 }
 
 /// Two shards per core, rounded up to a power of two (at least 4, at most

@@ -136,16 +136,22 @@ async fn at_capacity_sleeps_fall_back_to_tokio_time() {
     assert_eq!(timer.stats().registered, 0);
 }
 
-/// After shutdown hyper's sleeps complete at once, like every sleep of a
-/// shut-down timer: the timeouts they drive expire instead of hanging.
+/// After shutdown hyper's new and reset sleeps fall back to `tokio::time`:
+/// they wait exactly (no instant completion a connection would mistake for a
+/// timeout, no panic inside hyper's task).
 #[tokio::test(start_paused = true)]
-async fn after_shutdown_sleeps_complete_at_once() {
+async fn after_shutdown_sleeps_fall_back_to_tokio() {
     let timer = tickwheel::Timer::new();
+    let mut reset = HyperTimer::sleep(&timer, 60 * SECOND);
     timer.shutdown();
     let start = Instant::now();
-    HyperTimer::sleep(&timer, 60 * SECOND).await;
-    HyperTimer::sleep_until(&timer, (start + 60 * SECOND).into_std()).await;
-    assert_eq!(start.elapsed(), Duration::ZERO);
+    HyperTimer::sleep(&timer, 2 * SECOND).await;
+    assert_eq!(start.elapsed(), 2 * SECOND);
+    HyperTimer::sleep_until(&timer, (start + 3 * SECOND).into_std()).await;
+    assert_eq!(start.elapsed(), 3 * SECOND);
+    HyperTimer::reset(&timer, &mut reset, (start + 4 * SECOND).into_std());
+    reset.await;
+    assert_eq!(start.elapsed(), 4 * SECOND);
 }
 
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);

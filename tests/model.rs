@@ -175,6 +175,19 @@ impl Model {
 
     fn create(&mut self, deadline: &Deadline) {
         let now = Instant::now();
+        if self.shut_down {
+            // A new wait on a shut-down timer is refused (the plain forms
+            // panic): nothing to add to the model.
+            let refused = match deadline {
+                Deadline::After(d) => self.timer.try_sleep(*d).err(),
+                other => self.timer.try_sleep_until(self.instant(other, now)).err(),
+            };
+            assert!(
+                refused.is_some_and(|e| e.is_shutdown()),
+                "a sleep after shutdown"
+            );
+            return;
+        }
         let (sleep, at) = match deadline {
             Deadline::After(d) => {
                 let sleep = self.timer.sleep(*d);
@@ -260,7 +273,21 @@ impl Model {
         }
         let fired = s.fired();
         let before = s.wakes();
-        std::pin::Pin::new(s.sleep.as_mut().unwrap()).reset(at);
+        let reset = std::pin::Pin::new(s.sleep.as_mut().unwrap()).try_reset(at);
+        if shut_down {
+            // Refused, and the sleep is left as it was.
+            assert!(
+                reset.is_err_and(|e| e.is_shutdown()),
+                "sleep {i}: reset after shutdown"
+            );
+            assert_eq!(
+                s.wakes(),
+                before,
+                "sleep {i}: a refused reset woke something"
+            );
+            return;
+        }
+        reset.unwrap();
         s.deadline = at;
         let passed = at <= now;
         match &s.state {

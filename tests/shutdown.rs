@@ -37,23 +37,50 @@ async fn shutdown_wakes_every_waiter_and_reports_how_many() {
     assert_eq!(timer.shutdown(), 0, "a second shutdown finds nothing");
 }
 
+/// Panics raised by `f`, with their message.
+fn panic_message(f: impl FnOnce()) -> Option<String> {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err()?;
+    Some(match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(String::new, |s| s.to_string()),
+    })
+}
+
+/// Asserts that `f` panics with tickwheel's shut-down message.
+#[track_caller]
+fn assert_shutdown_panic(f: impl FnOnce()) {
+    let message = panic_message(f).expect("a new wait on a shut-down timer must panic");
+    assert!(message.contains("the timer has shut down"), "{message}");
+}
+
+/// Waits that existed when the timer shut down end; new ones fail loudly
+/// (the plain forms panic, the `try_*` forms return an error), so nothing
+/// after a shutdown can be mistaken for elapsed time.
 #[tokio::test(start_paused = true)]
-async fn after_shutdown_new_timers_complete_at_once_or_fail_fast() {
+async fn after_shutdown_new_waits_fail_loudly_and_old_ones_end() {
     let timer = Timer::new();
+    let mut old_sleep = timer.sleep(Duration::from_secs(60));
+    let old_timeout = timer.timeout(Duration::from_secs(60), std::future::pending::<()>());
+    let old_ready = timer.timeout(Duration::from_secs(1), async { 3 });
     timer.shutdown();
     assert!(timer.is_shutdown());
-    assert!(poll_once(&mut timer.sleep(Duration::from_secs(60))).is_ready());
-    assert!(poll_once(&mut timer.sleep_until(Instant::now() + Duration::from_secs(1))).is_ready());
-    let err = timer
-        .timeout(Duration::from_secs(60), std::future::pending::<()>())
-        .await
-        .unwrap_err();
-    assert!(err.is_shutdown());
+    // What existed before ends: at once, and as a shutdown.
+    assert!(poll_once(&mut old_sleep).is_ready());
+    assert!(old_timeout.await.unwrap_err().is_shutdown());
     // A future that is ready still wins: the inner future is polled first.
-    assert_eq!(
-        timer.timeout(Duration::from_secs(1), async { 3 }).await,
-        Ok(3)
-    );
+    assert_eq!(old_ready.await, Ok(3));
+    // New waits panic...
+    assert_shutdown_panic(|| drop(timer.sleep(Duration::from_secs(60))));
+    assert_shutdown_panic(|| drop(timer.sleep(Duration::ZERO)));
+    assert_shutdown_panic(|| drop(timer.sleep_until(Instant::now() + Duration::from_secs(1))));
+    assert_shutdown_panic(|| drop(timer.timeout(Duration::from_secs(1), async {})));
+    assert_shutdown_panic(|| drop(timer.timeout_at(Instant::now(), async {})));
+    assert_shutdown_panic(|| {
+        std::pin::Pin::new(&mut old_sleep).reset(Instant::now() + Duration::from_secs(1))
+    });
+    // ... or, in their try_* forms, return the error.
     assert!(timer
         .try_sleep(Duration::from_secs(1))
         .unwrap_err()
@@ -72,6 +99,80 @@ async fn after_shutdown_new_timers_complete_at_once_or_fail_fast() {
         .map(drop)
         .unwrap_err()
         .is_shutdown());
+    let again = Instant::now() + Duration::from_secs(1);
+    assert!(std::pin::Pin::new(&mut old_sleep)
+        .try_reset(again)
+        .unwrap_err()
+        .is_shutdown());
+}
+
+/// The loop every service has, `loop { sleep; work }`, on a timer that shut
+/// down: before, every sleep completed at once and the loop spun (1.7
+/// million turns in 200 ms); now its first new sleep panics, and the task
+/// ends with that panic after at most one turn.
+#[tokio::test(start_paused = true)]
+async fn a_sleep_loop_on_a_shut_down_timer_fails_loudly_instead_of_spinning() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let timer = Timer::new();
+    let turns = Arc::new(AtomicUsize::new(0));
+    let task = tokio::spawn({
+        let (timer, turns) = (timer.clone(), turns.clone());
+        async move {
+            loop {
+                timer.sleep(Duration::from_millis(100)).await;
+                turns.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert_eq!(turns.load(Ordering::Relaxed), 2);
+    timer.shutdown();
+    let err = task.await.unwrap_err();
+    assert!(err.is_panic(), "the loop must end with a panic: {err}");
+    let payload = err.into_panic();
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    assert!(message.contains("the timer has shut down"), "{message}");
+    assert!(turns.load(Ordering::Relaxed) <= 3, "the loop spun");
+}
+
+/// A timer kept in a `static` outlives the runtime that hosted its driver
+/// (consecutive `#[tokio::test]`s do this): used from the next runtime, it
+/// must fail loudly. Before, a 200 ms sleep there returned after 630 ns.
+#[test]
+fn a_timer_whose_runtime_ended_fails_loudly_in_the_next_runtime() {
+    use std::sync::OnceLock;
+    static TIMER: OnceLock<Timer> = OnceLock::new();
+
+    let first = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    first.block_on(async {
+        let timer = TIMER.get_or_init(Timer::new);
+        timer.sleep(Duration::from_millis(20)).await;
+    });
+    drop(first);
+    let second = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    second.block_on(async {
+        let timer = TIMER.get().unwrap();
+        assert!(timer.is_shutdown());
+        let start = std::time::Instant::now();
+        assert_shutdown_panic(|| drop(timer.sleep(Duration::from_millis(200))));
+        assert!(timer
+            .try_sleep(Duration::from_millis(200))
+            .unwrap_err()
+            .is_shutdown());
+        assert!(start.elapsed() < Duration::from_secs(5));
+    });
 }
 
 #[tokio::test(start_paused = true)]
@@ -115,8 +216,6 @@ fn dropping_the_driver_runtime_wakes_waiters_elsewhere() {
     assert_eq!(msg, "woken by shutdown");
     waiter.join().unwrap();
     assert!(timer.is_shutdown());
-    // Polled after its timer is gone: completes instead of hanging.
-    assert!(poll_once(&mut timer.sleep(Duration::from_secs(1))).is_ready());
     assert!(timer
         .try_sleep(Duration::from_secs(1))
         .unwrap_err()
@@ -173,57 +272,20 @@ async fn a_panicking_waker_does_not_stop_the_driver() {
     timer.sleep(Duration::from_millis(20)).await;
 }
 
-/// A waker that panics with a payload that itself panics when dropped: the
-/// driver contains both panics, wakes every other task of the batch and stays
-/// alive. (Before, the second panic unwound out of the driver, the rest of
-/// the batch was dropped unwoken, and the timer shut down.)
-#[tokio::test(start_paused = true)]
-async fn a_wake_panic_whose_payload_panics_on_drop_loses_no_waker() {
-    struct Bomb;
-    impl Drop for Bomb {
-        fn drop(&mut self) {
-            panic!("this panic payload panics when dropped");
-        }
-    }
-    struct Panicky;
-    impl std::task::Wake for Panicky {
-        fn wake(self: std::sync::Arc<Self>) {
-            std::panic::panic_any(Bomb);
-        }
-    }
-    let timer = Timer::new();
-    let bad = std::task::Waker::from(std::sync::Arc::new(Panicky));
-    let (counter, good) = CountingWaker::new();
-    let mut sleeps: Vec<_> = (0..5)
-        .map(|_| timer.sleep(Duration::from_millis(20)))
-        .collect();
-    for (i, sleep) in sleeps.iter_mut().enumerate() {
-        let waker = if i == 2 { &bad } else { &good };
-        assert!(poll_with(sleep, waker).is_pending());
-    }
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(counter.wakes(), 4, "every other task of the batch is woken");
-    assert_eq!(timer.stats().wake_panics, 1);
-    assert!(!timer.is_shutdown(), "the driver survived");
-    timer.sleep(Duration::from_millis(20)).await;
-}
-
 /// Found in review: a driver task dropped before its first poll (its runtime
 /// never ran, or was already gone) must still shut the timer down, or every
 /// sleep on it would wait forever.
 #[test]
 fn a_driver_that_never_ran_still_shuts_the_timer_down() {
     let (rt, timer) = common::runtime_with_timer(0);
+    let sleep = timer.sleep(Duration::from_millis(20));
     drop(rt); // the driver task was spawned but never polled
     assert!(timer.is_shutdown());
     let (tx, rx) = mpsc::channel();
-    let sleeper = {
-        let timer = timer.clone();
-        std::thread::spawn(move || {
-            futures::executor::block_on(timer.sleep(Duration::from_millis(20)));
-            tx.send(()).unwrap();
-        })
-    };
+    let sleeper = std::thread::spawn(move || {
+        futures::executor::block_on(sleep);
+        tx.send(()).unwrap();
+    });
     rx.recv_timeout(Duration::from_secs(30))
         .expect("a sleep hung on a timer whose driver never ran");
     sleeper.join().unwrap();
@@ -239,16 +301,16 @@ fn building_on_a_dead_runtime_gives_a_shut_down_timer() {
     drop(rt);
     let timer = Timer::builder().runtime(handle).build().unwrap();
     assert!(timer.is_shutdown());
-    assert!(poll_once(&mut timer.sleep(Duration::from_secs(1))).is_ready());
+    assert_shutdown_panic(|| drop(timer.sleep(Duration::from_secs(1))));
     assert!(timer
         .try_sleep(Duration::from_secs(1))
         .unwrap_err()
         .is_shutdown());
 }
 
-/// Sleeps that complete at once (here: on a shut-down timer) take part in
-/// tokio's task budget, as `tokio::time::Sleep` does: a loop of them yields to
-/// the scheduler instead of starving every other task on the thread.
+/// Sleeps that complete at once (here: zero durations) take part in tokio's
+/// task budget, as `tokio::time::Sleep` does: a loop of them yields to the
+/// scheduler instead of starving every other task on the thread.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_loop_of_instant_sleeps_yields_to_other_tasks() {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -256,12 +318,11 @@ async fn a_loop_of_instant_sleeps_yields_to_other_tasks() {
 
     const LOOPS: usize = 10_000;
     let timer = tickwheel::Timer::new();
-    timer.shutdown();
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
     let spinner = tokio::spawn(async move {
         for _ in 0..LOOPS {
-            timer.sleep(Duration::from_secs(1)).await;
+            timer.sleep(Duration::ZERO).await;
             counter.fetch_add(1, Ordering::Relaxed);
         }
     });

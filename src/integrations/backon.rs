@@ -14,9 +14,12 @@ use crate::{Sleep, Timer};
 ///
 /// # Panics
 ///
-/// As [`Timer::sleep`]: only if the timer has a
+/// As [`Timer::sleep`]: when backon starts a wait on a timer that has shut
+/// down (a retry loop whose waits completed at once would spin through its
+/// attempts), and if the timer has a
 /// [`max_pending`](crate::Builder::max_pending) limit and that many sleeps are
-/// alive when the retry starts its wait.
+/// alive when the retry starts its wait. [`Timer::retry`] ends with the last
+/// error instead.
 ///
 /// # Examples
 ///

@@ -30,11 +30,12 @@ use crate::{Sleep, Timer};
 /// Deadlines round up to the next tick, as for every sleep on the wheel,
 /// which suits hyper's timeouts (seconds, not milliseconds).
 ///
-/// At the [`max_pending`](crate::Builder::max_pending) limit, a new sleep
-/// falls back to `tokio::time` rather than panicking inside hyper's
-/// connection task: the connection keeps its timeouts, just off the wheel.
-/// After [`Timer::shutdown`], sleeps complete at once, as every sleep of a
-/// shut-down timer does, so the timeouts they drive expire.
+/// At the [`max_pending`](crate::Builder::max_pending) limit, and after the
+/// timer has [shut down](Timer::shutdown), a new sleep (or a reset one) falls
+/// back to `tokio::time` rather than panicking inside hyper's connection
+/// task: the connection keeps exact timeouts, just off the wheel. (A sleep
+/// that was waiting on the wheel when it shut down completes at once, as
+/// every such sleep does.)
 ///
 /// # Examples
 ///
@@ -69,7 +70,6 @@ impl rt::Timer for Timer {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn rt::Sleep>> {
         match self.try_sleep(duration) {
             Ok(sleep) => Box::pin(sleep),
-            Err(err) if err.is_shutdown() => Box::pin(Timer::sleep(self, duration)),
             Err(_) => Box::pin(Fallback::new(tokio::time::sleep(duration))),
         }
     }
@@ -78,19 +78,21 @@ impl rt::Timer for Timer {
         let deadline = Instant::from_std(deadline);
         match self.try_sleep_until(deadline) {
             Ok(sleep) => Box::pin(sleep),
-            Err(err) if err.is_shutdown() => Box::pin(Timer::sleep_until(self, deadline)),
             Err(_) => Box::pin(Fallback::new(tokio::time::sleep_until(deadline))),
         }
     }
 
     fn now(&self) -> StdInstant {
-        Instant::now().into_std()
+        self.clock_now().into_std()
     }
 
     fn reset(&self, sleep: &mut Pin<Box<dyn rt::Sleep>>, new_deadline: StdInstant) {
         let deadline = Instant::from_std(new_deadline);
         if let Some(ours) = sleep.as_mut().downcast_mut_pin::<Sleep>() {
-            ours.reset(deadline);
+            if ours.try_reset(deadline).is_err() {
+                // Shut down: the connection's timers go on with tokio's.
+                *sleep = Box::pin(Fallback::new(tokio::time::sleep_until(deadline)));
+            }
         } else if let Some(fallback) = sleep.as_mut().downcast_mut_pin::<Fallback>() {
             fallback.project().inner.reset(deadline);
         } else {
@@ -104,7 +106,8 @@ impl rt::Timer for Timer {
 impl rt::Sleep for Sleep {}
 
 pin_project! {
-    /// A `tokio::time` sleep, for when the wheel is at its `max_pending` limit.
+    /// A `tokio::time` sleep, for when the wheel is at its `max_pending`
+    /// limit or has shut down.
     struct Fallback {
         #[pin]
         inner: tokio::time::Sleep,

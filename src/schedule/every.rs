@@ -180,7 +180,7 @@ where
     ///
     /// # Panics
     ///
-    /// As [`Timer::sleep`]: if the timer has a
+    /// As [`Timer::sleep`]: if the timer has shut down, or if it has a
     /// [`max_pending`](crate::Builder::max_pending) limit and that many sleeps
     /// are already alive (the schedule holds one sleep).
     #[track_caller]
@@ -255,7 +255,11 @@ async fn run_loop<F, Fut>(
         let next = Instant::now()
             .checked_add(period)
             .unwrap_or_else(|| sleep.deadline());
-        Pin::new(&mut sleep).reset(next);
+        if Pin::new(&mut sleep).try_reset(next).is_err() {
+            // The timer shut down during the run: no run starts again.
+            control.cancel();
+            return;
+        }
     }
 }
 

@@ -39,9 +39,11 @@ impl Timer {
     ///
     /// # Panics
     ///
-    /// As [`sleep`](Timer::sleep): if the timer has a
-    /// [`max_pending`](crate::Builder::max_pending) limit and that many sleeps
-    /// are already alive (a waiting task holds one sleep).
+    /// As [`sleep`](Timer::sleep): if the timer has shut down (a task that
+    /// could never run is refused loudly, as Netty's `newTimeout` does after
+    /// `stop`), or if it has a [`max_pending`](crate::Builder::max_pending)
+    /// limit and that many sleeps are already alive (a waiting task holds one
+    /// sleep).
     ///
     /// # Examples
     ///
@@ -75,7 +77,8 @@ impl Timer {
     ///
     /// # Panics
     ///
-    /// As [`schedule`](Timer::schedule), at the `max_pending` limit.
+    /// As [`schedule`](Timer::schedule): after shutdown, and at the
+    /// `max_pending` limit.
     ///
     /// # Examples
     ///

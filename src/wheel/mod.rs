@@ -69,16 +69,15 @@ pub(crate) enum Reset {
     Stale,
 }
 
-/// The outcome of [`Wheel::update_waker`].
-#[derive(Debug)]
-pub(crate) enum WakerUpdate {
+/// The outcome of [`Wheel::check_waker`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WakerCheck {
     /// The entry already fired or was cancelled.
     Gone,
     /// The stored waker already wakes the same task.
-    Unchanged,
-    /// The stored waker was replaced; this is the old one, to drop outside
-    /// the lock (dropping a waker can run executor code).
-    Replaced(Waker),
+    Same,
+    /// The stored waker wakes another task: swap in a clone of the new one.
+    Different,
 }
 
 /// Where the driver stands with this wheel after an [`Wheel::advance`].
@@ -184,7 +183,12 @@ impl Wheel {
     }
 
     /// Registers a task to wake at `deadline_ns` (since the timer's origin).
-    pub(crate) fn insert(&mut self, deadline_ns: u64, waker: &Waker) -> Insert {
+    ///
+    /// The waker is cloned by the caller before the lock is taken (cloning
+    /// runs executor code, which must never run under a wheel lock): the
+    /// wheel takes it out of `waker` only if it registers it, and otherwise
+    /// leaves it there for the caller to drop outside the lock.
+    pub(crate) fn insert(&mut self, deadline_ns: u64, waker: &mut Option<Waker>) -> Insert {
         if self.shutdown {
             return Insert::Shutdown;
         }
@@ -192,7 +196,10 @@ impl Wheel {
         if tick <= self.elapsed {
             return Insert::Elapsed;
         }
-        let Some(key) = self.slab.insert(deadline_ns, waker.clone()) else {
+        let Some(taken) = waker.take() else {
+            unreachable!("insert is given a waker");
+        };
+        let Some(key) = self.slab.insert(deadline_ns, taken) else {
             return Insert::Full;
         };
         self.link(key.index, tick);
@@ -205,16 +212,28 @@ impl Wheel {
         self.slab.get(key).is_some()
     }
 
-    /// Replaces the waker of a registered entry if it would wake a different
-    /// task, so the task that polled last is the one woken.
-    pub(crate) fn update_waker(&mut self, key: Key, waker: &Waker) -> WakerUpdate {
-        let Some(entry) = self.slab.get_mut(key) else {
-            return WakerUpdate::Gone;
-        };
-        match entry.waker.as_mut() {
-            Some(current) if current.will_wake(waker) => WakerUpdate::Unchanged,
-            Some(current) => WakerUpdate::Replaced(std::mem::replace(current, waker.clone())),
-            None => unreachable!("live entries hold a waker"),
+    /// Whether a registered entry's waker already wakes the task of `waker`
+    /// (checked before cloning `waker`, which must happen outside the lock).
+    pub(crate) fn check_waker(&self, key: Key, waker: &Waker) -> WakerCheck {
+        match self.slab.get(key).and_then(|entry| entry.waker.as_ref()) {
+            None => WakerCheck::Gone,
+            Some(current) if current.will_wake(waker) => WakerCheck::Same,
+            Some(_) => WakerCheck::Different,
+        }
+    }
+
+    /// Replaces the waker of a registered entry, so the task that polled last
+    /// is the one woken. Returns the old waker, or gives `waker` back if the
+    /// entry fired or was cancelled since it was checked; either is to be
+    /// dropped outside the lock (dropping a waker can run executor code).
+    pub(crate) fn swap_waker(&mut self, key: Key, waker: Waker) -> Result<Waker, Waker> {
+        match self
+            .slab
+            .get_mut(key)
+            .and_then(|entry| entry.waker.as_mut())
+        {
+            Some(current) => Ok(std::mem::replace(current, waker)),
+            None => Err(waker),
         }
     }
 
@@ -481,7 +500,7 @@ mod tests {
         }
         fn insert(&mut self, id: usize, deadline: u64) -> Key {
             let w = self.waker(id);
-            match self.wheel.insert(deadline, &w) {
+            match self.wheel.insert(deadline, &mut Some(w)) {
                 Insert::Registered { key, .. } => key,
                 other => panic!("insert({deadline}) = {other:?}"),
             }
@@ -659,13 +678,22 @@ mod tests {
         h.insert(2, 1_000_000);
         h.advance_to(40);
         let w = h.waker(9);
-        assert!(matches!(h.wheel.insert(40, &w), Insert::Elapsed));
-        assert!(matches!(h.wheel.insert(0, &w), Insert::Elapsed));
+        assert!(matches!(
+            h.wheel.insert(40, &mut Some(w.clone())),
+            Insert::Elapsed
+        ));
+        assert!(matches!(
+            h.wheel.insert(0, &mut Some(w.clone())),
+            Insert::Elapsed
+        ));
         let mut out = Vec::new();
         assert_eq!(h.wheel.drain(&mut out), 2);
         assert_eq!(out.len(), 2);
         assert_eq!(h.wheel.pending(), 0);
-        assert!(matches!(h.wheel.insert(10_000, &w), Insert::Shutdown));
+        assert!(matches!(
+            h.wheel.insert(10_000, &mut Some(w.clone())),
+            Insert::Shutdown
+        ));
     }
 
     #[test]
@@ -703,17 +731,17 @@ mod tests {
         let mut h = Harness::new(8);
         let k = h.insert(1, 30);
         let same = h.wheel.slab.get(k).unwrap().waker.clone().unwrap();
-        assert!(matches!(
-            h.wheel.update_waker(k, &same),
-            WakerUpdate::Unchanged
-        ));
+        assert_eq!(h.wheel.check_waker(k, &same), WakerCheck::Same);
         let other = h.waker(2);
-        assert!(matches!(
-            h.wheel.update_waker(k, &other),
-            WakerUpdate::Replaced(_)
-        ));
+        assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Different);
+        assert!(h.wheel.swap_waker(k, other.clone()).is_ok());
+        assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Same);
         h.advance_to(30);
         assert_eq!(h.fired(), vec![2], "the newest waker is the one woken");
-        assert!(matches!(h.wheel.update_waker(k, &other), WakerUpdate::Gone));
+        assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Gone);
+        assert!(
+            h.wheel.swap_waker(k, other).is_err(),
+            "a fired entry hands the new waker back"
+        );
     }
 }
