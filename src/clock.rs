@@ -99,12 +99,11 @@ impl Clock {
         }
     }
 
-    /// The instant at which tick `tick` begins.
-    pub(crate) fn tick_instant(&self, tick: u64) -> Instant {
-        let ns = tick.saturating_mul(self.tick_ns);
-        self.origin
-            .checked_add(Duration::from_nanos(ns))
-            .unwrap_or_else(|| far_future(self.origin))
+    /// The instant at which tick `tick` begins, or `None` if the platform's
+    /// `Instant` cannot express it (then no clock ever reaches it either).
+    pub(crate) fn tick_instant(&self, tick: u64) -> Option<Instant> {
+        let ns = tick.checked_mul(self.tick_ns)?;
+        self.origin.checked_add(Duration::from_nanos(ns))
     }
 
     /// Nanoseconds since the origin as the wheel stores them: instants before
@@ -188,6 +187,6 @@ mod tests {
         // Never panics, whatever the offset.
         let _ = c.instant_at(i64::MAX);
         let _ = c.instant_at(i64::MIN);
-        let _ = c.tick_instant(u64::MAX);
+        assert_eq!(c.tick_instant(u64::MAX), None);
     }
 }

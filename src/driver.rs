@@ -1,27 +1,53 @@
-//! The driver: the one task that advances every shard's wheel.
+//! The driver: what advances every shard's wheel, and the one task that
+//! keeps it going.
 //!
-//! It runs on the tokio runtime and sleeps on tokio's clock, so a paused test
-//! clock drives it exactly. Each wake-up it reads the clock once, advances each
-//! shard up to the current tick (waking tasks in batches, outside the shard's
-//! lock), and then sleeps until the earliest tick any shard still needs, or
-//! parks on a `Notify` when nothing is registered: an idle timer costs no
-//! wake-ups at all. A registration earlier than the driver's target notifies
-//! it (see `shared.rs` for that handshake).
+//! The driver task sleeps on a `tokio::time::Sleep` armed for the next busy
+//! tick, and parks on a `Notify` when nothing can come due: an idle timer
+//! costs no wake-ups at all. A registration earlier than the driver's target
+//! notifies it (see `shared.rs` for that handshake).
+//!
+//! # Firing inside tokio's timer processing
+//!
+//! The tokio sleep is polled with a waker of the driver's own (the *hook*),
+//! not the task's. When tokio's time driver fires it, the hook processes
+//! every due tick right there, before tokio's processing returns: wheel
+//! sleeps are woken in the same pass as tokio's own sleeps due at that
+//! moment, so after `tokio::time::advance(d).await` (which returns once
+//! tokio has processed its timers) every wheel sleep due by then has been
+//! woken, exactly as every `tokio::time::Sleep` has. The hook then wakes the
+//! task, which re-arms the tokio sleep for the next busy tick. Either may
+//! scan; a mutex keeps one scan at a time, and each reads the clock when it
+//! holds it, so nothing is processed on a stale reading.
+//!
+//! # Meeting tokio's millisecond grid
+//!
+//! tokio fires a sleep once its clock has passed the millisecond boundary at
+//! or after the deadline (counted from the runtime's start), while the
+//! wheel's ticks count from the timer's origin, which need not lie on that
+//! grid. On a runtime whose clock tests can pause (current-thread), the
+//! driver first arms for the millisecond *before* the tick boundary: tokio
+//! then fires it at the first processing at or after the boundary's
+//! millisecond, which on a paused clock is the first instant it can reach at
+//! or after the boundary. If that was still short of the boundary, it arms
+//! for the boundary itself, which tokio never fires early. So a wheel sleep
+//! is never later than `tokio::time::sleep_until` of its tick boundary, and
+//! never early.
 //!
 //! The driver never runs user code except `Waker::wake`; a waker that panics
 //! is counted and skipped. When the task ends for any reason, including the
 //! runtime dropping it at shutdown, a guard shuts the timer down so that every
 //! waiting task is woken instead of waiting forever.
 
-use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::task::Waker;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
+use tokio::runtime::RuntimeFlavor;
 use tokio::time::Instant;
 
-use crate::clock::Clock;
 use crate::timer::Inner;
 use crate::trace::{debug, trace};
 use crate::unwind;
@@ -33,6 +59,10 @@ const WAKE_BATCH: usize = 64;
 /// How often an orphaned driver (no `Timer` handle left, nothing registered,
 /// but some unpolled sleep still alive) checks whether it may retire.
 const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
+
+/// Just under tokio's timer resolution: arming this much before a tick
+/// boundary makes tokio fire at the millisecond of the boundary itself.
+const TOKIO_ROUNDING: Duration = Duration::from_nanos(999_999);
 
 /// Shuts the timer down when the driver ends, however it ends.
 struct ShutDownOnExit(Arc<Inner>);
@@ -48,13 +78,149 @@ impl Drop for ShutDownOnExit {
 /// early (a panic in the driver), since their entries have already left the
 /// wheel and shutdown could no longer find them.
 struct Batch<'a> {
-    wakers: Vec<Waker>,
+    wakers: &'a mut Vec<Waker>,
     panics: &'a AtomicU64,
 }
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        wake_all(&mut self.wakers, self.panics);
+        wake_all(self.wakers, self.panics);
+    }
+}
+
+/// What the driver task and the hook share.
+struct Driver {
+    inner: Arc<Inner>,
+    /// One scan at a time; holds the waker buffer that scan fills.
+    scan: Mutex<Vec<Waker>>,
+    /// The driver task's waker, for the hook to wake after it fired.
+    task: Mutex<Option<Waker>>,
+    /// Set by the hook when tokio fired the driver's sleep.
+    fired: AtomicBool,
+    /// Set by the hook when it found a scan under way and left the work to
+    /// the task's next pass.
+    missed: AtomicBool,
+}
+
+/// Where the driver stands after a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// The earliest tick some shard needs processed.
+    Tick(u64),
+    /// Nothing can come due; `pending` entries are registered anyway
+    /// (deadlines that never fire).
+    Nothing { pending: usize },
+}
+
+impl Driver {
+    /// Processes every tick due by now on every shard, wakes their tasks
+    /// (outside the shard locks) and publishes the driver's next target.
+    ///
+    /// `wake_up` says whether this pass is a driver wake-up (the tokio sleep
+    /// fired, or a notice came), rather than the task starting or re-arming
+    /// after one: only wake-ups, and passes that fire timers, are counted in
+    /// `Stats::wakeups` and traced.
+    fn scan(&self, wake_up: bool) -> Next {
+        let mut buffer = self.scan.lock().unwrap_or_else(PoisonError::into_inner);
+        self.scan_locked(&mut buffer, wake_up)
+    }
+
+    fn scan_locked(&self, buffer: &mut Vec<Waker>, wake_up: bool) -> Next {
+        let inner = &*self.inner;
+        let shared = &inner.shared;
+        shared.begin_scan();
+        // The clock is read after `begin_scan`: a registration that missed
+        // this reading sees the cleared target and notifies.
+        let (now_ns, now_tick) = shared.clock.now_tick(shared.now());
+        let batch = Batch {
+            wakers: buffer,
+            panics: &inner.wake_panics,
+        };
+        let mut next: Option<u64> = None;
+        let mut pending = 0;
+        let mut fired = 0u64;
+        for shard in inner.shards.iter() {
+            loop {
+                let (step, left) = {
+                    let mut wheel = shard.lock();
+                    let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
+                    (step, wheel.pending())
+                };
+                fired += batch.wakers.len() as u64;
+                wake_all(batch.wakers, batch.panics);
+                match step {
+                    Advance::Full => continue,
+                    Advance::Idle => pending += left,
+                    Advance::Until(tick) => next = Some(next.map_or(tick, |n| n.min(tick))),
+                }
+                break;
+            }
+        }
+        drop(batch);
+        shared.end_scan(next.unwrap_or(u64::MAX));
+        let before = inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
+        if wake_up || fired > 0 {
+            inner.wakeups.fetch_add(1, Ordering::Relaxed);
+            trace!(
+                "driver wake-up",
+                tick = now_tick,
+                ticks = now_tick.saturating_sub(before),
+                fired = fired,
+                next_tick = next.unwrap_or(u64::MAX),
+            );
+        }
+        match next {
+            Some(tick) => Next::Tick(tick),
+            None => Next::Nothing { pending },
+        }
+    }
+
+    /// Wakes the driver task (after the hook fired).
+    fn wake_task(&self) {
+        self.fired.store(true, Ordering::SeqCst);
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            task.wake();
+        }
+    }
+
+    /// Resolves once the hook has fired since the last call.
+    fn hook_fired(&self, cx: &mut Context<'_>) -> Poll<()> {
+        *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(cx.waker().clone());
+        if self.fired.swap(false, Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// The driver's waker for its tokio sleep: woken by tokio's time driver, it
+/// processes the wheel on the spot (see the module docs).
+struct Hook(Arc<Driver>);
+
+impl Wake for Hook {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let driver = &self.0;
+        if !driver.inner.shared.is_shutdown() {
+            // If the task is scanning right now, it is about to re-arm and
+            // the wake below makes it scan once more (as a wake-up).
+            match driver.scan.try_lock() {
+                Ok(mut buffer) => {
+                    driver.scan_locked(&mut buffer, true);
+                }
+                Err(_) => driver.missed.store(true, Ordering::SeqCst),
+            }
+        }
+        driver.wake_task();
     }
 }
 
@@ -71,82 +237,102 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
     }
 }
 
-async fn drive(inner: &Inner) {
+/// How the driver's tokio sleep is armed for a tick boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Armed {
+    boundary: Instant,
+    /// Armed a millisecond early (see the module docs).
+    early: bool,
+}
+
+async fn drive(inner: &Arc<Inner>) {
+    let driver = Arc::new(Driver {
+        inner: inner.clone(),
+        scan: Mutex::new(Vec::with_capacity(WAKE_BATCH)),
+        task: Mutex::new(None),
+        fired: AtomicBool::new(false),
+        missed: AtomicBool::new(false),
+    });
+    let hook = Waker::from(Arc::new(Hook(driver.clone())));
     let shared = &inner.shared;
-    let clock = shared.clock;
-    let mut batch = Batch {
-        wakers: Vec::with_capacity(WAKE_BATCH),
-        panics: &inner.wake_panics,
-    };
-    let sleep = tokio::time::sleep_until(Instant::now());
-    tokio::pin!(sleep);
+    // Only a current-thread runtime's clock can be paused, and only there is
+    // arming early exact (see the module docs); elsewhere it would cost a
+    // second wake-up per busy tick for no gain.
+    let arm_early = inner.runtime.runtime_flavor() == RuntimeFlavor::CurrentThread;
+    let mut sleep: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let mut armed: Option<Armed> = None;
+    // Whether this pass follows the tokio sleep firing (not a notice).
+    let mut timer_fired = false;
+    // Whether this pass is a wake-up of its own (not the start, nor the
+    // re-arm after the hook's pass).
+    let mut wake_up = false;
     debug!("driver started", shards = inner.shards.len() as u64);
     loop {
         if shared.is_shutdown() {
             debug!("driver stopping: the timer was shut down");
             return;
         }
-        inner.wakeups.fetch_add(1, Ordering::Relaxed);
-        let next = advance_all(inner, &clock, &mut batch);
-        shared.end_scan(next.unwrap_or(u64::MAX));
-        let wake_at = match next {
-            Some(tick) => Some(clock.tick_instant(tick)),
-            None if inner.is_orphaned() => {
+        let counted = wake_up || driver.missed.swap(false, Ordering::SeqCst);
+        let wake_at = match driver.scan(counted) {
+            Next::Tick(tick) => shared.clock.tick_instant(tick),
+            Next::Nothing { pending: 0 } if shared.is_orphaned() => {
                 if inner.no_sleeps_alive() {
                     debug!("driver stopping: no timer handle or sleep is left");
                     return;
                 }
-                Some(Instant::now() + ORPHAN_RECHECK)
+                Some(shared.now() + ORPHAN_RECHECK)
             }
-            None => None,
+            Next::Nothing { .. } => None,
         };
-        match wake_at {
-            Some(at) => {
+        let Some(boundary) = wake_at else {
+            // Nothing to wait for: hold no tokio timer (a paused clock's
+            // auto-advance never stops for this driver) and park.
+            sleep = None;
+            armed = None;
+            shared.notified().await;
+            (timer_fired, wake_up) = (false, true);
+            continue;
+        };
+        // Early once per boundary; exact if that early wake-up came short.
+        let came_short = timer_fired
+            && armed
+                == Some(Armed {
+                    boundary,
+                    early: true,
+                });
+        let early = arm_early && !came_short;
+        let at = if early {
+            boundary.checked_sub(TOKIO_ROUNDING).unwrap_or(boundary)
+        } else {
+            boundary
+        };
+        armed = Some(Armed { boundary, early });
+        let sleep = match &mut sleep {
+            Some(sleep) => {
                 sleep.as_mut().reset(at);
-                tokio::select! {
-                    biased;
-                    () = shared.notified() => {}
-                    () = &mut sleep => {}
-                }
+                sleep
             }
-            None => shared.notified().await,
+            None => sleep.insert(Box::pin(tokio::time::sleep_until(at))),
+        };
+        // Polled with the hook, outside the task's budget: tokio's budget
+        // must never keep the driver's own timer from registering.
+        let due = {
+            let mut hook_cx = Context::from_waker(&hook);
+            let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
+            Pin::new(&mut unbudgeted).poll(&mut hook_cx).is_ready()
+        };
+        if due {
+            (timer_fired, wake_up) = (true, false); // already due: scan again
+            continue;
         }
+        // A wake-up by the tokio sleep was counted by the hook's pass.
+        timer_fired = tokio::select! {
+            biased;
+            () = shared.notified() => false,
+            () = poll_fn(|cx| driver.hook_fired(cx)) => true,
+        };
+        wake_up = !timer_fired;
     }
-}
-
-/// Processes every due tick of every shard; returns the earliest tick the
-/// driver must wake for, or `None` if nothing is registered.
-fn advance_all(inner: &Inner, clock: &Clock, batch: &mut Batch<'_>) -> Option<u64> {
-    inner.shared.begin_scan();
-    let (now_ns, now_tick) = clock.now_tick(Instant::now());
-    let mut next: Option<u64> = None;
-    let mut fired = 0u64;
-    for shard in inner.shards.iter() {
-        loop {
-            let step = shard
-                .lock()
-                .advance(now_tick, now_ns, &mut batch.wakers, WAKE_BATCH);
-            fired += batch.wakers.len() as u64;
-            wake_all(&mut batch.wakers, batch.panics);
-            match step {
-                Advance::Full => continue,
-                Advance::Idle => break,
-                Advance::Until(tick) => {
-                    next = Some(next.map_or(tick, |n| n.min(tick)));
-                    break;
-                }
-            }
-        }
-    }
-    let before = inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
-    trace!(
-        "driver wake-up",
-        tick = now_tick,
-        ticks = now_tick.saturating_sub(before),
-        fired = fired,
-        next_tick = next.unwrap_or(u64::MAX),
-    );
-    next
 }
 
 /// Wakes and empties `wakers`. A waker that panics is counted in `panics`

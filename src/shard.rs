@@ -75,8 +75,13 @@ impl Shard {
 
     /// Unregisters `key`; returns its waker if it was still pending.
     pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
-        let mut wheel = self.lock();
-        wheel.remove(key)
+        let waker = self.lock().remove(key);
+        if waker.is_some() && self.shared.is_orphaned() {
+            // With no handle left, a parked driver only learns here that
+            // the entry it kept alive for (one that never fires) is gone.
+            self.shared.nudge();
+        }
+        waker
     }
 
     /// Moves registered `key` to `deadline_ns`.

@@ -45,6 +45,9 @@ pub(crate) struct Shared {
     target: AtomicU64,
     notify: Signal,
     shutdown: AtomicBool,
+    /// Live `Timer` handles; at zero the driver may retire once no sleep is
+    /// left either.
+    handles: AtomicUsize,
     capacity: Option<Capacity>,
 }
 
@@ -56,6 +59,7 @@ impl Shared {
             target: AtomicU64::new(u64::MAX),
             notify: Signal::new(),
             shutdown: AtomicBool::new(false),
+            handles: AtomicUsize::new(1),
             capacity: max_pending.map(|max| Capacity {
                 live: AtomicUsize::new(0),
                 max,
@@ -112,6 +116,23 @@ impl Shared {
             self.target.load(Ordering::SeqCst),
             self.notify.take_permit(),
         )
+    }
+
+    /// A new `Timer` handle.
+    pub(crate) fn add_handle(&self) {
+        self.handles.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A `Timer` handle dropped; tells the driver when it was the last one.
+    pub(crate) fn drop_handle(&self) {
+        if self.handles.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.nudge();
+        }
+    }
+
+    /// No `Timer` handle is left: nobody can make new sleeps.
+    pub(crate) fn is_orphaned(&self) -> bool {
+        self.handles.load(Ordering::SeqCst) == 0
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {

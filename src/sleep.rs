@@ -20,18 +20,18 @@ use crate::error::Error;
 use crate::shard::Shard;
 use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 
-/// `key` values above every real slab key name the unregistered states.
-const UNCHECKED: u32 = u32::MAX;
-const IN_FUTURE: u32 = u32::MAX - 1;
+/// `key` values above every real slab key name the other states.
+const UNREGISTERED: u32 = u32::MAX;
 const DONE: u32 = u32::MAX - 2;
 
 /// Where a sleep stands, decoded from its `key` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Not in the wheel yet. `checked` means the deadline was seen to be in
-    /// the future when it was set, so the first poll need not read the
-    /// clock (the wheel still completes it at once if its tick has passed).
-    Unregistered { checked: bool },
+    /// Not in the wheel yet: it registers on its next poll, unless its
+    /// deadline has passed by then (the poll reads the timer's clock, so a
+    /// sleep whose deadline passed before its first poll is `Ready` on it,
+    /// as tokio's is).
+    Unregistered,
     /// In the wheel under this key.
     Registered(Key),
     /// Completed; polls return `Ready` until a `reset`.
@@ -91,29 +91,26 @@ pub struct Sleep {
 }
 
 impl Sleep {
-    /// A sleep until `deadline` (an offset), in the given starting state.
-    pub(crate) fn new(shard: Arc<Shard>, deadline: i64, checked: bool) -> Self {
-        let mut sleep = Sleep {
+    /// A sleep until `deadline` (an offset), registering on its first poll.
+    pub(crate) fn new(shard: Arc<Shard>, deadline: i64) -> Self {
+        Sleep {
             shard,
             deadline,
-            key: UNCHECKED,
+            key: UNREGISTERED,
             generation: 0,
-        };
-        sleep.set_state(State::Unregistered { checked });
-        sleep
+        }
     }
 
-    /// A sleep that is already complete (zero duration, or shut-down timer).
+    /// A sleep that is already complete (a zero duration).
     pub(crate) fn done(shard: Arc<Shard>, deadline: i64) -> Self {
-        let mut sleep = Sleep::new(shard, deadline, true);
+        let mut sleep = Sleep::new(shard, deadline);
         sleep.set_state(State::Done);
         sleep
     }
 
     fn state(&self) -> State {
         match self.key {
-            UNCHECKED => State::Unregistered { checked: false },
-            IN_FUTURE => State::Unregistered { checked: true },
+            UNREGISTERED => State::Unregistered,
             DONE => State::Done,
             index => State::Registered(Key {
                 index,
@@ -124,8 +121,7 @@ impl Sleep {
 
     fn set_state(&mut self, state: State) {
         self.key = match state {
-            State::Unregistered { checked: false } => UNCHECKED,
-            State::Unregistered { checked: true } => IN_FUTURE,
+            State::Unregistered => UNREGISTERED,
             State::Done => DONE,
             State::Registered(key) => {
                 debug_assert!(key.index < MAX_KEY);
@@ -183,7 +179,7 @@ impl Sleep {
         match self.state() {
             State::Done => true,
             State::Registered(key) => !self.shard.is_live(key),
-            State::Unregistered { .. } => false,
+            State::Unregistered => false,
         }
     }
 
@@ -264,7 +260,7 @@ impl Sleep {
             this.set_state(if passed {
                 State::Done
             } else {
-                State::Unregistered { checked: true }
+                State::Unregistered
             });
             return Ok(());
         };
@@ -277,7 +273,7 @@ impl Sleep {
         }
         match this.shard.reset(key, Clock::wheel_ns(new)) {
             Reset::Moved { .. } => {}
-            Reset::Stale => this.set_state(State::Unregistered { checked: true }),
+            Reset::Stale => this.set_state(State::Unregistered),
             Reset::Elapsed(waker) => {
                 this.set_state(State::Done);
                 waker.wake();
@@ -307,7 +303,7 @@ impl Sleep {
     fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         match self.state() {
             State::Done => Poll::Ready(()),
-            State::Unregistered { checked } => self.register(checked, cx.waker()),
+            State::Unregistered => self.register(cx.waker()),
             State::Registered(key) => {
                 if self.shard.poll_registered(key, cx.waker()) {
                     Poll::Pending
@@ -319,8 +315,8 @@ impl Sleep {
         }
     }
 
-    fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
-        if !checked && self.deadline <= self.shard.shared.now_offset() {
+    fn register(&mut self, waker: &Waker) -> Poll<()> {
+        if self.deadline <= self.shard.shared.now_offset() {
             self.set_state(State::Done);
             return Poll::Ready(());
         }
@@ -403,10 +399,9 @@ mod tests {
             None,
         ));
         let shard = Arc::new(Shard::new(crate::wheel::Wheel::new(8, 1_000_000), shared));
-        let mut s = Sleep::new(shard, 5, false);
+        let mut s = Sleep::new(shard, 5);
         for state in [
-            State::Unregistered { checked: false },
-            State::Unregistered { checked: true },
+            State::Unregistered,
             State::Done,
             State::Registered(Key {
                 index: 7,

@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,8 +34,6 @@ pub(crate) struct Config {
 pub(crate) struct Inner {
     pub(crate) shared: Arc<Shared>,
     pub(crate) shards: Box<[Arc<Shard>]>,
-    /// Live `Timer` handles; when it drops to zero the driver may retire.
-    handles: AtomicUsize,
     /// Driver wake-ups, for `Stats::wakeups`.
     pub(crate) wakeups: AtomicU64,
     /// The last tick the driver processed, for `Timer::now`.
@@ -43,7 +41,7 @@ pub(crate) struct Inner {
     /// Wakers that panicked when woken (the driver survives them).
     pub(crate) wake_panics: AtomicU64,
     /// The runtime hosting the driver; scheduled tasks are spawned on it.
-    runtime: Handle,
+    pub(crate) runtime: Handle,
     config: Config,
 }
 
@@ -63,11 +61,6 @@ impl Inner {
             debug!("timer shut down", woken = total as u64);
         }
         total
-    }
-
-    /// No `Timer` handle is left: nobody can make new sleeps.
-    pub(crate) fn is_orphaned(&self) -> bool {
-        self.handles.load(Ordering::SeqCst) == 0
     }
 
     /// No `Sleep` or `Timeout` of this timer exists any more (each holds a
@@ -170,7 +163,6 @@ impl Timer {
         let inner = Arc::new(Inner {
             shared,
             shards,
-            handles: AtomicUsize::new(1),
             wakeups: AtomicU64::new(0),
             clock_tick: AtomicU64::new(0),
             wake_panics: AtomicU64::new(0),
@@ -412,7 +404,11 @@ impl Timer {
     /// `tokio::time::Instant::now()` where that matters.
     pub fn now(&self) -> Instant {
         let tick = self.inner.clock_tick.load(Ordering::Relaxed);
-        self.inner.shared.clock.tick_instant(tick)
+        let clock = &self.inner.shared.clock;
+        // The driver never processes a tick it cannot express.
+        clock
+            .tick_instant(tick)
+            .unwrap_or_else(|| clock.instant_at(i64::MAX))
     }
 
     /// Stops the timer: cancels every registered timer and wakes its task,
@@ -501,9 +497,9 @@ impl Timer {
                 if duration.is_zero() {
                     return Ok(Sleep::done(shard, deadline));
                 }
-                Ok(Sleep::new(shard, deadline, true))
+                Ok(Sleep::new(shard, deadline))
             }
-            Until::At(instant) => Ok(Sleep::new(shard, clock.offset(instant), false)),
+            Until::At(instant) => Ok(Sleep::new(shard, clock.offset(instant))),
         }
     }
 }
@@ -548,7 +544,7 @@ fn shard_count() -> usize {
 
 impl Clone for Timer {
     fn clone(&self) -> Self {
-        self.inner.handles.fetch_add(1, Ordering::SeqCst);
+        self.inner.shared.add_handle();
         Timer {
             inner: self.inner.clone(),
         }
@@ -557,10 +553,8 @@ impl Clone for Timer {
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        if self.inner.handles.fetch_sub(1, Ordering::SeqCst) == 1 {
-            // The driver retires once nothing can use it any more.
-            self.inner.shared.nudge();
-        }
+        // The driver retires once nothing can use it any more.
+        self.inner.shared.drop_handle();
     }
 }
 

@@ -5,7 +5,6 @@ mod common;
 
 use std::time::Duration;
 
-use common::settle;
 use tickwheel::Timer;
 
 #[tokio::test(start_paused = true)]
@@ -14,7 +13,6 @@ async fn idle_timer_does_not_wake_at_all() {
         .tick(Duration::from_millis(1))
         .build()
         .unwrap();
-    settle().await;
     let before = timer.stats().wakeups;
     // An hour of paused time: a per-tick driver would wake 3.6 million times.
     tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -25,7 +23,6 @@ async fn idle_timer_does_not_wake_at_all() {
 async fn idle_again_after_the_last_timer_fires() {
     let timer = Timer::new();
     timer.sleep(Duration::from_millis(30)).await;
-    settle().await;
     let before = timer.stats().wakeups;
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(timer.stats().wakeups, before);
@@ -34,7 +31,6 @@ async fn idle_again_after_the_last_timer_fires() {
 #[tokio::test(start_paused = true)]
 async fn a_lone_timer_costs_a_few_wakeups_not_one_per_tick() {
     let timer = Timer::new(); // 10 ms ticks, 512 slots: one lap is 5.12 s
-    settle().await;
     let before = timer.stats();
     timer.sleep(Duration::from_secs(10)).await; // 1000 ticks away, in lap 1
     let after = timer.stats();
@@ -53,7 +49,6 @@ async fn sparse_timers_cost_wakeups_per_busy_bucket() {
         .tick(Duration::from_millis(1))
         .build()
         .unwrap();
-    settle().await;
     let before = timer.stats().wakeups;
     let mut tasks = Vec::new();
     for i in 1..=10u64 {

@@ -12,7 +12,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
 
-use common::{poll_once, settle};
+use common::poll_once;
 
 /// One recorded event: its level, target, message and other fields.
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ fn record() -> (Recorder, tracing::subscriber::DefaultGuard) {
 async fn driver_start_is_a_debug_event() {
     let (recorder, _guard) = record();
     let _timer = tickwheel::Timer::new();
-    settle().await;
+    tokio::task::yield_now().await; // the driver task starts
     let started = recorder.with_message("driver started");
     assert_eq!(started.len(), 1, "{:?}", recorder.messages());
     assert_eq!(started[0].level, Level::DEBUG);
@@ -119,15 +119,15 @@ async fn driver_start_is_a_debug_event() {
 async fn each_wake_up_reports_ticks_and_timers_fired() {
     let (recorder, _guard) = record();
     let timer = tickwheel::Timer::new();
+    tokio::task::yield_now().await; // the driver task starts, and parks
     let mut sleeps: Vec<_> = (0..3)
         .map(|_| timer.sleep(Duration::from_millis(100)))
         .collect();
     for sleep in &mut sleeps {
         assert!(poll_once(sleep).is_pending());
     }
-    settle().await;
+    tokio::task::yield_now().await; // the driver takes the registrations' notice
     tokio::time::advance(Duration::from_millis(100)).await;
-    settle().await;
     for sleep in &mut sleeps {
         assert!(poll_once(sleep).is_ready());
     }
@@ -171,11 +171,10 @@ async fn shutdown_reports_the_waiters_woken_and_the_driver_stopping() {
     for sleep in &mut sleeps {
         assert!(poll_once(sleep).is_pending());
     }
-    settle().await; // the driver starts
+    tokio::task::yield_now().await; // the driver task starts
     assert_eq!(timer.shutdown(), 2);
-    settle().await;
+    tokio::task::yield_now().await; // and sees the shutdown
     assert_eq!(timer.shutdown(), 0);
-    settle().await;
 
     let shut = recorder.with_message("timer shut down");
     assert_eq!(shut.len(), 1, "{:?}", recorder.messages());
@@ -203,9 +202,9 @@ async fn shutdown_reports_the_waiters_woken_and_the_driver_stopping() {
 async fn an_unused_driver_retires_with_a_debug_event() {
     let (recorder, _guard) = record();
     let timer = tickwheel::Timer::new();
-    settle().await;
+    tokio::task::yield_now().await; // the driver task starts
     drop(timer);
-    settle().await;
+    tokio::task::yield_now().await; // and sees the last handle go
     let retired = recorder.with_message("driver stopping: no timer handle or sleep is left");
     assert_eq!(retired.len(), 1, "{:?}", recorder.messages());
     assert_eq!(retired[0].level, Level::DEBUG);

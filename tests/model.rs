@@ -22,7 +22,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{poll_with, settle, CountingWaker};
+use common::{poll_with, CountingWaker};
 use proptest::prelude::*;
 use tickwheel::{Sleep, Timer};
 use tokio::time::Instant;
@@ -409,7 +409,6 @@ fn run(tick_ms: u64, slots: usize, ops: Vec<Op>) {
             shut_down: false,
             counts: Counts::default(),
         };
-        settle().await;
         for op in &ops {
             let before: Vec<usize> = model.sleeps.iter().map(ModelSleep::wakes).collect();
             let n = model.sleeps.len();
@@ -422,12 +421,10 @@ fn run(tick_ms: u64, slots: usize, ops: Vec<Op>) {
                 Op::Shutdown => model.shutdown(),
                 _ => continue,
             }
-            settle().await;
             model.check(&before, op);
         }
         // Finally let every reachable deadline pass: all waiting sleeps fire.
         tokio::time::advance(Duration::from_secs(60)).await;
-        settle().await;
         let before: Vec<usize> = model.sleeps.iter().map(ModelSleep::wakes).collect();
         model.check(&before, &Op::Advance(Duration::from_secs(60)));
     });

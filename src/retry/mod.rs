@@ -308,7 +308,8 @@ where
         loop {
             match this.state.as_mut().project() {
                 StateProj::Idle => {
-                    this.started.get_or_insert_with(Instant::now);
+                    let timer = &*this.timer;
+                    this.started.get_or_insert_with(|| timer.clock_now());
                     let attempt = (this.operation)();
                     this.state.set(State::Running { attempt });
                 }
@@ -382,7 +383,8 @@ where
         .and_then(|retry_after| retry_after(error))
         .unwrap_or(step);
     if let (Some(max), Some(started)) = (max_elapsed, started) {
-        let ends = Instant::now()
+        let ends = timer
+            .clock_now()
             .saturating_duration_since(started)
             .saturating_add(delay);
         if ends > max {

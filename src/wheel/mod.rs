@@ -29,6 +29,11 @@
 //! Lists are doubly linked by slab key, so removing an entry is O(1) and its
 //! slot is free for reuse at once; it never waits for its bucket's turn.
 //!
+//! Entries the clock can never reach (a saturated deadline such as
+//! `Duration::MAX`, or a tick past the last one the driver's clock can
+//! express) sit in a separate `never` list: they are woken by shutdown, but
+//! nothing ever schedules a driver wake-up for them.
+//!
 //! The wheel knows nothing of locks, tasks or clocks: the shard wraps it in a
 //! mutex, and the driver tells it what time it is.
 
@@ -44,10 +49,15 @@ pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, NIL};
 use crate::stats::Histogram;
 
+/// Deadlines at or past this many nanoseconds since the origin have
+/// saturated (`Duration::MAX`, or instants about 292 years away): they never
+/// fire. The driver's clock saturates here too.
+pub(crate) const SATURATED: u64 = i64::MAX as u64;
+
 /// What happened to a registration attempt.
 #[derive(Debug)]
 pub(crate) enum Insert {
-    /// Linked into the wheel; it will fire at `tick`.
+    /// Linked into the wheel; it will fire at `tick` (`u64::MAX`: never).
     Registered { key: Key, tick: u64 },
     /// The deadline's tick was already processed: the deadline has passed.
     Elapsed,
@@ -60,7 +70,8 @@ pub(crate) enum Insert {
 /// What happened to a reset of a registered entry.
 #[derive(Debug)]
 pub(crate) enum Reset {
-    /// Relinked under the new deadline, which fires at `tick`.
+    /// Relinked under the new deadline, which fires at `tick` (`u64::MAX`:
+    /// never).
     Moved { tick: u64 },
     /// The new deadline's tick was already processed: the entry is removed and
     /// its waker returned so the caller can wake it.
@@ -83,7 +94,8 @@ pub(crate) enum WakerCheck {
 /// Where the driver stands with this wheel after an [`Wheel::advance`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Advance {
-    /// Nothing is registered.
+    /// Nothing registered can ever come due (the wheel is empty, or holds
+    /// only entries that never fire).
     Idle,
     /// The driver must come back once tick `.0` has begun.
     Until(u64),
@@ -108,6 +120,11 @@ pub(crate) struct Wheel {
     occupied: Bitmap,
     /// Heads of the lists of later laps.
     overflow: BTreeMap<u64, u32>,
+    /// Head of the list of entries that can never come due.
+    never: u32,
+    /// The last tick the driver can ever process: its clock saturates at
+    /// `i64::MAX` nanoseconds since the origin.
+    last_tick: u64,
     /// Every tick up to and including this one has been processed.
     elapsed: u64,
     shift: u32,
@@ -130,6 +147,8 @@ impl Wheel {
             ring: vec![NIL; buckets].into_boxed_slice(),
             occupied: Bitmap::new(buckets),
             overflow: BTreeMap::new(),
+            never: NIL,
+            last_tick: SATURATED / tick_ns,
             elapsed: 0,
             shift: slots.trailing_zeros(),
             mask: buckets as u64 - 1,
@@ -158,6 +177,22 @@ impl Wheel {
 
     fn tick_of(&self, deadline_ns: u64) -> u64 {
         crate::clock::tick_ceil(deadline_ns, self.tick_ns)
+    }
+
+    /// Whether an entry due at `deadline_ns` (in `tick`) can ever fire.
+    fn reachable(&self, deadline_ns: u64, tick: u64) -> bool {
+        deadline_ns < SATURATED && tick <= self.last_tick
+    }
+
+    /// The tick the driver must wake for an entry in `tick`: `u64::MAX`
+    /// (never) for one that can never come due, so registering it never
+    /// notifies the driver.
+    fn wake_tick(&self, deadline_ns: u64, tick: u64) -> u64 {
+        if self.reachable(deadline_ns, tick) {
+            tick
+        } else {
+            u64::MAX
+        }
     }
 
     fn current_lap(&self) -> u64 {
@@ -204,7 +239,10 @@ impl Wheel {
         };
         self.link(key.index, tick);
         self.counters.registered += 1;
-        Insert::Registered { key, tick }
+        Insert::Registered {
+            key,
+            tick: self.wake_tick(deadline_ns, tick),
+        }
     }
 
     /// Whether `key` is still registered (not yet fired or cancelled).
@@ -259,7 +297,9 @@ impl Wheel {
         }
         self.slab.at_mut(key.index).deadline = deadline_ns;
         self.link(key.index, tick);
-        Reset::Moved { tick }
+        Reset::Moved {
+            tick: self.wake_tick(deadline_ns, tick),
+        }
     }
 
     /// Processes every bucket whose tick is `<= now_tick`, pushing the wakers
@@ -390,6 +430,8 @@ impl Wheel {
         while let Some((_, head)) = self.overflow.pop_first() {
             self.free_list(head, out);
         }
+        let never = std::mem::replace(&mut self.never, NIL);
+        self.free_list(never, out);
         debug_assert_eq!(self.slab.len(), 0, "drain left entries behind");
         self.counters.cancelled += before as u64;
         before
@@ -406,7 +448,10 @@ impl Wheel {
     /// Pushes `index` onto the front of the list that owns `tick`.
     fn link(&mut self, index: u32, tick: u64) {
         debug_assert!(tick > self.elapsed, "linking processed tick {tick}");
-        let head = if self.in_ring(tick) {
+        let deadline = self.slab.at(index).deadline;
+        let head = if !self.reachable(deadline, tick) {
+            &mut self.never
+        } else if self.in_ring(tick) {
             let slot = (tick & self.mask) as usize;
             self.occupied.set(slot);
             &mut self.ring[slot]
@@ -436,7 +481,10 @@ impl Wheel {
         // `index` heads its list: find which one from its tick.
         let tick = self.tick_of(deadline);
         let lap = tick >> self.shift;
-        if self.in_ring(tick) {
+        if !self.reachable(deadline, tick) {
+            debug_assert_eq!(self.never, index);
+            self.never = next;
+        } else if self.in_ring(tick) {
             let slot = (tick & self.mask) as usize;
             debug_assert_eq!(self.ring[slot], index);
             self.ring[slot] = next;
@@ -711,6 +759,39 @@ mod tests {
         assert_eq!(h.advance_to(150), Advance::Until(30));
         assert_eq!(h.advance_to(300), Advance::Idle);
         assert_eq!(h.fired(), vec![5]);
+    }
+
+    /// Saturated and unreachable deadlines never make the driver wake up:
+    /// `advance` reports `Idle` for them at every point of the clock's range,
+    /// up to the very last tick, yet they stay registered for shutdown.
+    #[test]
+    fn unreachable_deadlines_never_ask_for_a_wake_up() {
+        let mut h = Harness::new(8);
+        let saturated = h.insert(1, SATURATED);
+        let beyond_last_tick = h.insert(2, SATURATED - 1); // tick last + 1
+        let last = h.insert(3, h.wheel.last_tick * TICK); // reachable, just
+        assert_eq!(h.wheel.pending(), 3);
+        assert!(matches!(h.advance_to(0), Advance::Until(t) if t < h.wheel.last_tick));
+        assert!(h.wheel.remove(last).is_some());
+        assert_eq!(h.advance_to(0), Advance::Idle);
+        // Out of the never list into the ring, and back.
+        assert!(matches!(
+            h.wheel.reset(beyond_last_tick, 50),
+            Reset::Moved { tick: 5 }
+        ));
+        assert_eq!(h.advance_to(0), Advance::Until(5));
+        assert!(matches!(
+            h.wheel.reset(beyond_last_tick, SATURATED + 5),
+            Reset::Moved { tick: u64::MAX }
+        ));
+        assert_eq!(h.advance_to(SATURATED / 2), Advance::Idle);
+        assert_eq!(h.advance_to(SATURATED), Advance::Idle);
+        assert!(h.fired().is_empty(), "nothing unreachable fires");
+        assert_eq!(h.wheel.pending(), 2);
+        assert!(h.wheel.remove(saturated).is_some());
+        let mut out = Vec::new();
+        assert_eq!(h.wheel.drain(&mut out), 1, "shutdown still reaches it");
+        assert!(h.wheel.remove(beyond_last_tick).is_none());
     }
 
     #[test]

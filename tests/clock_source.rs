@@ -1,0 +1,92 @@
+//! Every deadline is measured on the timer's own clock (the clock of the
+//! runtime hosting its driver), whichever runtime a sleep is made, reset or
+//! polled from. With tokio's test clock, two runtimes' clocks can differ:
+//! reading the ambient one would fire sleeps early or late.
+
+mod common;
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use common::{poll_with, CountingWaker};
+use tickwheel::Timer;
+use tokio::time::Instant;
+
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+const MS: Duration = Duration::from_millis(1);
+
+/// Two paused runtimes whose clocks are 10 ms apart; the timer lives on the
+/// one behind. A reset made from the one ahead to 5 ms in the timer's future
+/// must wait, not complete at once; a sleep made there must end `d` after
+/// the timer's now, not the other runtime's.
+#[test]
+fn sleeps_made_or_reset_from_another_runtime_use_the_timers_clock() {
+    let home = paused_runtime();
+    let away = paused_runtime();
+    let timer = Timer::builder()
+        .tick(MS)
+        .runtime(home.handle().clone())
+        .build()
+        .unwrap();
+    away.block_on(tokio::time::advance(10 * MS));
+    let home_now = home.block_on(async { Instant::now() });
+    let away_now = away.block_on(async { Instant::now() });
+    assert!(away_now >= home_now + 9 * MS, "the clocks must differ");
+
+    let (counter, waker) = CountingWaker::new();
+    let (sleep, fresh) = away.block_on(async {
+        let made_away = timer.sleep(100 * MS);
+        assert_eq!(made_away.deadline(), home_now + 100 * MS);
+
+        let mut sleep = timer.sleep(Duration::from_secs(60));
+        assert!(poll_with(&mut sleep, &waker).is_pending());
+        Pin::new(&mut sleep).reset(home_now + 5 * MS);
+        assert!(!sleep.is_elapsed(), "reset to the timer's future completed");
+        assert!(poll_with(&mut sleep, &waker).is_pending());
+
+        // A never-polled sleep_until whose deadline has passed on this
+        // runtime's clock but not on the timer's registers instead.
+        let mut fresh = timer.sleep_until(home_now + 5 * MS);
+        assert!(poll_with(&mut fresh, &waker).is_pending());
+        (sleep, fresh)
+    });
+    assert_eq!(counter.wakes(), 0);
+
+    // On the timer's clock the deadline comes 5 ms later, not before.
+    home.block_on(async {
+        tokio::time::sleep(4 * MS).await;
+        assert_eq!(timer.pending(), 2, "fired before the deadline");
+        assert_eq!(counter.wakes(), 0);
+        tokio::time::sleep(MS).await;
+        assert_eq!(timer.pending(), 0);
+        assert_eq!(counter.wakes(), 2);
+    });
+    assert!(sleep.is_elapsed() && fresh.is_elapsed());
+}
+
+/// A timer on a multi-thread runtime (whose clock cannot be paused) used
+/// from a paused runtime an hour ahead: its sleeps are due a second from
+/// the real now, not an hour later.
+#[test]
+fn a_paused_runtime_does_not_move_a_real_time_timers_deadlines() {
+    let (_home, timer) = common::runtime_with_timer(1);
+    let away = paused_runtime();
+    away.block_on(async {
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        let before = Instant::from_std(std::time::Instant::now());
+        let sleep = timer.sleep(Duration::from_secs(1));
+        let after = Instant::from_std(std::time::Instant::now());
+        assert!(sleep.deadline() >= before + Duration::from_secs(1));
+        assert!(
+            sleep.deadline() <= after + Duration::from_secs(1),
+            "the deadline followed the paused runtime's clock"
+        );
+    });
+}
