@@ -13,12 +13,21 @@
 //!
 //! Memory is counted by a global allocator that wraps the system one and
 //! keeps a running total of live bytes.
+//!
+//! One more soak runs a single wheel slot through all 2^32 generations, which
+//! takes minutes, so it also needs an environment variable (unset, it says
+//! so and passes):
+//!
+//! ```text
+//! TICKWHEEL_SOAK_GENERATIONS=1 cargo test --release --test stress -- \
+//!     --ignored --nocapture a_slot_through_every_generation
+//! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicIsize, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
@@ -436,4 +445,161 @@ fn waves_of_timers_do_not_grow_memory() {
             now - first
         );
     }
+}
+
+/// A waker that remembers it was woken.
+#[derive(Default)]
+struct Flag(AtomicBool);
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Polls `sleep` once with `waker`: it must register, not complete.
+fn register(sleep: &mut Sleep, waker: &Waker) {
+    let poll = Pin::new(sleep).poll(&mut Context::from_waker(waker));
+    assert!(poll.is_pending(), "a sleep completed on its first poll");
+}
+
+/// Waits (in real time) until every flag is set.
+fn wait_for(flags: &[Arc<Flag>], what: &str) {
+    let give_up = std::time::Instant::now() + Duration::from_secs(30);
+    while !flags.iter().all(|flag| flag.0.load(Ordering::SeqCst)) {
+        assert!(std::time::Instant::now() < give_up, "{what} never woke");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// One slot of a shard goes through all 2^32 generations while 1,024 other
+/// sleeps keep the shard's first page full, so the slot sits in a page that
+/// is released in the quiet moment afterwards. The sleeps that fired at the
+/// slot's last generations still hold their keys when other sleeps take
+/// slots in pages grown again: they must read as elapsed, dropping them must
+/// not cancel anything, and register/cancel must go on reusing one slot.
+///
+/// Everything runs on this thread, so every sleep lands in its shard.
+#[test]
+#[ignore = "minutes; set TICKWHEEL_SOAK_GENERATIONS=1 and run in release: see the file's docs"]
+fn a_slot_through_every_generation_never_lets_a_stale_sleep_reach_a_new_one() {
+    if std::env::var_os("TICKWHEEL_SOAK_GENERATIONS").is_none() {
+        println!("skipped: set TICKWHEEL_SOAK_GENERATIONS=1 to run 2^32 registrations");
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let timer = Timer::builder()
+        .runtime(runtime.handle().clone())
+        .build()
+        .unwrap();
+    // Long enough to outlast the soak: these must stay pending throughout.
+    let long = Duration::from_secs(7 * 24 * 3600);
+    let noop = Waker::noop();
+
+    let mut long_sleeps: Vec<Sleep> = (0..1024)
+        .map(|_| {
+            let mut sleep = timer.sleep(long);
+            register(&mut sleep, noop);
+            sleep
+        })
+        .collect();
+    let one_page = timer.stats().entry_bytes;
+
+    // The slot after them is reused for generations 0 ..= u32::MAX - 3 ...
+    let cycles = u64::from(u32::MAX) - 2;
+    let started = std::time::Instant::now();
+    for i in 0..cycles {
+        let mut sleep = timer.sleep(Duration::from_secs(60));
+        register(&mut sleep, noop);
+        drop(sleep);
+        if i % (1 << 28) == (1 << 28) - 1 {
+            let done = (i + 1) as f64 / cycles as f64;
+            let spent = started.elapsed();
+            println!(
+                "soak: {:.0}% of the registrations in {spent:.0?}, about {:.0?} in all",
+                done * 100.0,
+                spent.div_f64(done)
+            );
+        }
+    }
+    let spent = started.elapsed();
+    println!(
+        "soak: {cycles} registrations and drops of one slot in {spent:.1?} ({:.1} ns each)",
+        spent.as_nanos() as f64 / cycles as f64
+    );
+
+    // ... and its last three fire: the last one retires the slot. Each sleep
+    // keeps its key, as a sleep does until it is polled again.
+    let fired: Vec<(Sleep, Arc<Flag>)> = (0..3)
+        .map(|_| {
+            let flag = Arc::new(Flag::default());
+            let mut sleep = timer.sleep(Duration::from_millis(20));
+            register(&mut sleep, &Waker::from(flag.clone()));
+            wait_for(std::slice::from_ref(&flag), "a busy-slot sleep");
+            (sleep, flag)
+        })
+        .collect();
+    assert_eq!(timer.pending(), 1024);
+
+    // A quiet moment: the shard empties and releases its second page.
+    long_sleeps.clear();
+    assert_eq!(timer.pending(), 0);
+    assert_eq!(timer.stats().entry_bytes, one_page, "pages released");
+
+    // Other work takes the first page and a slot of a page grown again.
+    let flags: Vec<Arc<Flag>> = (0..1025).map(|_| Arc::default()).collect();
+    let mut newer: Vec<Sleep> = flags
+        .iter()
+        .map(|flag| {
+            let mut sleep = timer.sleep(long);
+            register(&mut sleep, &Waker::from(flag.clone()));
+            sleep
+        })
+        .collect();
+    let elapsed: Vec<bool> = fired.iter().map(|(sleep, _)| sleep.is_elapsed()).collect();
+    drop(fired);
+    assert_eq!(
+        timer.pending(),
+        newer.len(),
+        "dropping an old, fired sleep cancelled a newer one"
+    );
+    for sleep in &newer {
+        assert!(!sleep.is_elapsed(), "a newer sleep reads as elapsed");
+    }
+    assert_eq!(elapsed, [true; 3], "fired sleeps must read as elapsed");
+
+    // Register/cancel with 1,025 pending reuses one slot.
+    let bytes = timer.stats().entry_bytes;
+    assert_eq!(bytes, 2 * one_page);
+    for _ in 0..100_000 {
+        let mut sleep = timer.sleep(long);
+        register(&mut sleep, noop);
+    }
+    assert_eq!(
+        timer.stats().entry_bytes,
+        bytes,
+        "register/cancel grew the slab"
+    );
+
+    // Every newer sleep still fires, through its own waker.
+    let soon = Instant::now() + Duration::from_millis(50);
+    for sleep in &mut newer {
+        Pin::new(sleep).reset(soon);
+    }
+    wait_for(&flags, "a newer sleep");
+    for sleep in &mut newer {
+        let poll = Pin::new(sleep).poll(&mut Context::from_waker(noop));
+        assert!(poll.is_ready(), "woken but not complete");
+    }
+    drop(newer);
+    assert_eq!(timer.pending(), 0);
+    assert_eq!(timer.stats().entry_bytes, one_page, "released again");
 }

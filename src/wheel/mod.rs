@@ -825,4 +825,67 @@ mod tests {
             "a fired entry hands the new waker back"
         );
     }
+
+    /// The wheel's view of a slot that ran out of generations in a page that
+    /// was later released: the sleep that fired at the slot's last
+    /// generation still holds its key when a new timer takes a slot there.
+    #[test]
+    fn a_stale_key_from_a_released_page_never_reaches_a_later_timer() {
+        let mut h = Harness::new(8);
+        let far = 1_000_000 * TICK;
+        // The slab's pages hold 40-byte entries.
+        let one_page = slab::PAGE_LEN * 40;
+        // Fill the first page with long timers, so the busy slot is in a
+        // page that is released when the wheel empties.
+        let long: Vec<Key> = (0..slab::PAGE_LEN).map(|i| h.insert(i, far)).collect();
+        let first = h.insert(9_999, 5 * TICK);
+        assert!(h.wheel.remove(first).is_some());
+        // Stands in for 2^32 - 2 registrations and cancels.
+        h.wheel.slab.set_generation(first.index, u32::MAX - 1);
+        let cancelled = h.insert(9_999, 5 * TICK);
+        assert!(h.wheel.remove(cancelled).is_some());
+        let fired = h.insert(10_000, 5 * TICK);
+        assert_eq!(fired.index, first.index);
+        assert_eq!(fired.generation, u32::MAX);
+        assert!(matches!(h.advance_to(5 * TICK), Advance::Until(_)));
+        assert_eq!(h.fired(), vec![10_000]);
+        // A quiet moment: the wheel empties and releases its pages.
+        for key in long {
+            assert!(h.wheel.remove(key).is_some());
+        }
+        assert_eq!(h.wheel.entry_bytes(), one_page);
+
+        // Other tasks register: one page and one timer.
+        let newer: Vec<Key> = (0..=slab::PAGE_LEN)
+            .map(|i| h.insert(20_000 + i, 10 * TICK))
+            .collect();
+        for stale in [first, cancelled, fired] {
+            assert!(
+                h.wheel.remove(stale).is_none(),
+                "{stale:?} cancelled a newer timer"
+            );
+            assert!(!h.wheel.is_live(stale), "{stale:?} looks pending");
+            assert!(matches!(h.wheel.reset(stale, far), Reset::Stale));
+        }
+        assert_eq!(h.wheel.pending(), newer.len());
+        // Register/cancel with one page and one timer pending reuses a slot.
+        let bytes = h.wheel.entry_bytes();
+        for _ in 0..10 * slab::PAGE_LEN {
+            let key = h.insert(0, far);
+            assert!(h.wheel.remove(key).is_some());
+        }
+        assert_eq!(
+            h.wheel.entry_bytes(),
+            bytes,
+            "register/cancel grew the slab"
+        );
+        assert_eq!(h.advance_to(10 * TICK), Advance::Idle);
+        let mut woken = h.fired();
+        woken.sort_unstable();
+        assert_eq!(
+            woken,
+            (20_000..=20_000 + slab::PAGE_LEN).collect::<Vec<_>>()
+        );
+        assert_eq!(h.wheel.entry_bytes(), one_page, "released again");
+    }
 }

@@ -10,13 +10,22 @@
 //! vector), so a freshly grown wheel wastes at most one page and never copies
 //! its entries. Freed slots go on an intrusive free list threaded through
 //! `next`, so registering after a cancel reuses memory instead of allocating.
-//! A slot whose generation is exhausted is retired rather than reused, so
-//! generations never wrap around.
-//!
 //! When the last entry leaves, every page but the first is released, so a
-//! shard's memory returns to one page after a burst. Pages grown again later
-//! start their generations above every generation the released pages handed
-//! out, so a stale key into a released page can never match a new entry.
+//! shard's memory returns to one page after a burst.
+//!
+//! No key is ever handed out twice, whatever the order of reuse, growth and
+//! release, so a stale key can never match a later entry:
+//! - a slot's generation only counts up. A slot that has handed out
+//!   `u32::MAX` is retired (never reused) instead of wrapping to 0;
+//! - each page index keeps a floor that outlives its page: releasing the page
+//!   sets the floor one above the highest generation its slots reached, and a
+//!   page grown again at that index starts every slot at the floor;
+//! - a page index whose floor would reach `u32::MAX` is retired for good. It
+//!   keeps its place with an empty page that matches no key and holds no
+//!   memory, and growth moves on to the next index.
+//!
+//! The floors cost 4 bytes per page index ever grown (per 40 KB page of the
+//! shard's peak), kept for the shard's life.
 
 use std::task::Waker;
 
@@ -28,8 +37,13 @@ pub(crate) const NIL: u32 = u32::MAX;
 pub(crate) const MAX_KEY: u32 = u32::MAX - 8;
 
 const PAGE_SHIFT: u32 = 10;
-const PAGE_LEN: usize = 1 << PAGE_SHIFT;
+pub(super) const PAGE_LEN: usize = 1 << PAGE_SHIFT;
 const PAGE_MASK: u32 = (PAGE_LEN as u32) - 1;
+
+/// The floor of a page index that is never grown again. A page starting at
+/// `u32::MAX` would give each slot a single use, so that floor retires the
+/// index too.
+const RETIRED: u32 = u32::MAX;
 
 /// One registered timer, as the driver sees it (40 bytes on 64-bit targets).
 #[derive(Debug)]
@@ -66,12 +80,17 @@ pub(crate) struct Key {
 
 #[derive(Debug, Default)]
 pub(crate) struct Slab {
+    /// Page `i` holds the slots of keys `i * PAGE_LEN ..`. A retired index
+    /// past the first page holds an empty page while later ones are in use.
     pages: Vec<Box<[Entry]>>,
+    /// For every page index ever grown: the generation its slots start at if
+    /// it is grown again, above every generation it handed out; or `RETIRED`.
+    floors: Vec<u32>,
     free_head: Option<u32>,
     len: usize,
-    /// The generation new pages start at: above every generation a released
-    /// page held.
-    generation_floor: u32,
+    /// Where a page index starts the first time it grows.
+    #[cfg(test)]
+    first_generation: u32,
 }
 
 impl Slab {
@@ -82,13 +101,14 @@ impl Slab {
 
     /// Bytes held by the slab's pages (for memory accounting).
     pub(crate) fn allocated_bytes(&self) -> usize {
-        self.pages.len() * PAGE_LEN * std::mem::size_of::<Entry>()
+        let slots: usize = self.pages.iter().map(|page| page.len()).sum();
+        slots * std::mem::size_of::<Entry>()
     }
 
     /// Stores a new entry, unlinked (`prev == next == NIL`).
     ///
-    /// Returns `None` only when every key below [`MAX_KEY`] is in use
-    /// (about 4 billion live timers in one shard).
+    /// Returns `None` only when every key below [`MAX_KEY`] is in use or
+    /// retired (about 4 billion live timers in one shard).
     pub(crate) fn insert(&mut self, deadline: u64, waker: Waker) -> Option<Key> {
         let index = match self.free_head {
             Some(index) => index,
@@ -114,8 +134,8 @@ impl Slab {
 
     /// Mutable access to the live entry behind `key`.
     pub(crate) fn get_mut(&mut self, key: Key) -> Option<&mut Entry> {
-        let entry = self.pages.get_mut(page_of(key.index))?;
-        let entry = &mut entry[offset_of(key.index)];
+        let page = self.pages.get_mut(page_of(key.index))?;
+        let entry = page.get_mut(offset_of(key.index))?;
         (entry.waker.is_some() && entry.generation == key.generation).then_some(entry)
     }
 
@@ -144,30 +164,32 @@ impl Slab {
             // from 2^32 uses ago could then reach the new entry: retire the
             // slot instead (40 bytes per 4 billion reuses).
             entry.next = NIL;
-            self.len -= 1;
-            return waker;
+        } else {
+            entry.generation += 1;
+            entry.next = free_next;
+            self.free_head = Some(index);
         }
-        entry.generation += 1;
-        entry.next = free_next;
-        self.free_head = Some(index);
         self.len -= 1;
+        // A retiring slot can be the last entry too: skipping the release
+        // then would keep a burst's pages for good.
         if self.len == 0 && self.pages.len() > 1 {
             self.release_pages();
         }
         waker
     }
 
-    /// With no entry left, drops every page but the first and rebuilds the
-    /// free list over the first page's reusable slots.
+    /// With no entry left, drops every page but the first, raising each
+    /// dropped index's floor above the generations it handed out, and
+    /// rebuilds the free list over the first page's reusable slots.
     fn release_pages(&mut self) {
         debug_assert_eq!(self.len, 0, "releasing pages with live entries");
-        let highest = self.pages[1..]
-            .iter()
-            .flat_map(|page| page.iter())
-            .map(|entry| entry.generation)
-            .max()
-            .unwrap_or(0);
-        self.generation_floor = self.generation_floor.max(highest.saturating_add(1));
+        for (floor, page) in self.floors.iter_mut().zip(&self.pages).skip(1) {
+            // An empty page is a retired index: its floor stays `RETIRED`.
+            if let Some(highest) = page.iter().map(|entry| entry.generation).max() {
+                // Saturates at `RETIRED` once a slot got near the top.
+                *floor = highest.saturating_add(1);
+            }
+        }
         self.pages.truncate(1);
         self.pages.shrink_to_fit();
         let mut head = NIL;
@@ -181,37 +203,84 @@ impl Slab {
     }
 
     fn slot(&self, index: u32) -> Option<&Entry> {
-        self.pages
-            .get(page_of(index))
-            .map(|page| &page[offset_of(index)])
+        self.pages.get(page_of(index))?.get(offset_of(index))
     }
 
     fn slot_mut(&mut self, index: u32) -> &mut Entry {
         &mut self.pages[page_of(index)][offset_of(index)]
     }
 
-    /// Adds a page, threads its slots onto the free list and returns the
-    /// first one.
+    /// Adds a page at the next index that has generations left, threads its
+    /// slots onto the free list and returns the first one.
     fn grow(&mut self) -> Option<u32> {
-        let base = u32::try_from(self.pages.len() * PAGE_LEN).ok()?;
-        if base >= MAX_KEY - PAGE_MASK {
-            return None;
-        }
-        let page: Box<[Entry]> = (0..PAGE_LEN as u32)
-            .map(|i| {
-                let next = if i + 1 < PAGE_LEN as u32 {
-                    base + i + 1
-                } else {
-                    NIL
-                };
-                Entry {
-                    generation: self.generation_floor,
-                    ..Entry::vacant(next)
+        loop {
+            let index = self.pages.len();
+            let base = u32::try_from(index * PAGE_LEN).ok()?;
+            if base >= MAX_KEY - PAGE_MASK {
+                return None;
+            }
+            let start = match self.floors.get(index) {
+                Some(&RETIRED) => {
+                    // Keeps the later pages at their keys; allocates nothing.
+                    self.pages.push(Box::default());
+                    continue;
                 }
-            })
-            .collect();
-        self.pages.push(page);
-        Some(base)
+                Some(&floor) => floor,
+                None => {
+                    let start = self.first_generation();
+                    self.floors.push(start);
+                    start
+                }
+            };
+            let page: Box<[Entry]> = (0..PAGE_LEN as u32)
+                .map(|i| {
+                    let next = if i + 1 < PAGE_LEN as u32 {
+                        base + i + 1
+                    } else {
+                        NIL
+                    };
+                    Entry {
+                        generation: start,
+                        ..Entry::vacant(next)
+                    }
+                })
+                .collect();
+            self.pages.push(page);
+            return Some(base);
+        }
+    }
+
+    #[cfg(not(test))]
+    fn first_generation(&self) -> u32 {
+        0
+    }
+}
+
+#[cfg(test)]
+impl Slab {
+    /// A slab whose page indexes start at `generation` the first time they
+    /// grow, so a test reaches the last generations without 2^32 reuses.
+    pub(crate) fn with_first_generation(generation: u32) -> Self {
+        Slab {
+            first_generation: generation,
+            ..Slab::default()
+        }
+    }
+
+    fn first_generation(&self) -> u32 {
+        self.first_generation
+    }
+
+    /// Moves the free slot at `index` on to `generation`, as if it had been
+    /// reused that many times.
+    pub(crate) fn set_generation(&mut self, index: u32, generation: u32) {
+        let entry = self.slot_mut(index);
+        assert!(entry.waker.is_none(), "slot {index} is occupied");
+        assert!(
+            generation >= entry.generation,
+            "moving a generation back would revive old keys"
+        );
+        entry.generation = generation;
     }
 }
 
@@ -226,6 +295,8 @@ fn offset_of(index: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
     use std::task::Waker;
 
     fn waker() -> Waker {
@@ -373,5 +444,209 @@ mod tests {
             1,
             "1023 reusable slots fit in the first page"
         );
+    }
+
+    /// Every key a slab handed out, to check that none ever comes back.
+    #[derive(Default)]
+    struct Ledger {
+        /// Every key handed out, as `(index, generation)`: none may repeat.
+        seen: HashSet<(u32, u32)>,
+        /// Removed keys: none may reach an entry again.
+        dead: Vec<Key>,
+        /// Live keys, each with the deadline stored under it (unique).
+        live: Vec<(Key, u64)>,
+        inserts: u64,
+    }
+
+    impl Ledger {
+        fn insert(&mut self, slab: &mut Slab) -> Key {
+            self.inserts += 1;
+            let key = slab
+                .insert(self.inserts, waker())
+                .expect("the slab has room");
+            assert!(
+                self.seen.insert((key.index, key.generation)),
+                "{key:?} was handed out before"
+            );
+            self.live.push((key, self.inserts));
+            key
+        }
+
+        /// Removes the live entry at position `i`.
+        fn remove(&mut self, slab: &mut Slab, i: usize) -> Key {
+            let (key, _) = self.live.swap_remove(i);
+            slab.remove(key.index);
+            self.dead.push(key);
+            key
+        }
+
+        /// Removes the newest live entry, whose slot the next insert reuses.
+        fn remove_newest(&mut self, slab: &mut Slab) -> Key {
+            self.remove(slab, self.live.len() - 1)
+        }
+
+        fn clear(&mut self, slab: &mut Slab) {
+            while !self.live.is_empty() {
+                self.remove_newest(slab);
+            }
+        }
+
+        /// Live keys reach their own entries, and dead keys reach nothing.
+        fn check(&self, slab: &Slab) {
+            assert_eq!(slab.len(), self.live.len());
+            for &(key, deadline) in &self.live {
+                let found = slab.get(key).map(|entry| entry.deadline);
+                assert_eq!(found, Some(deadline), "live {key:?}");
+            }
+            for &key in &self.dead {
+                assert!(slab.get(key).is_none(), "stale {key:?} reaches an entry");
+            }
+        }
+    }
+
+    const ONE_PAGE: usize = PAGE_LEN * std::mem::size_of::<Entry>();
+
+    /// The shape of a shard whose busiest slot outlived its generations: the
+    /// first page full of long timers, one slot of the second page reused
+    /// until it retires, then a quiet moment that empties the shard.
+    #[test]
+    fn a_page_released_after_its_last_generation_never_hands_out_old_keys() {
+        let mut slab = Slab::default();
+        let mut ledger = Ledger::default();
+        for _ in 0..PAGE_LEN {
+            ledger.insert(&mut slab);
+        }
+        let hot = ledger.insert(&mut slab);
+        ledger.remove_newest(&mut slab);
+        // Stands in for 2^32 - 4 reuses.
+        slab.set_generation(hot.index, u32::MAX - 3);
+        let mut generations = Vec::new();
+        loop {
+            let key = ledger.insert(&mut slab);
+            ledger.remove_newest(&mut slab);
+            if key.index != hot.index {
+                break;
+            }
+            generations.push(key.generation);
+        }
+        assert_eq!(
+            generations,
+            [u32::MAX - 3, u32::MAX - 2, u32::MAX - 1, u32::MAX],
+            "the slot serves up to u32::MAX, then retires"
+        );
+        ledger.clear(&mut slab);
+        assert_eq!(slab.allocated_bytes(), ONE_PAGE, "emptying released pages");
+        ledger.check(&slab);
+
+        // Grow well past the old pages: no key from before comes back.
+        for _ in 0..3 * PAGE_LEN {
+            ledger.insert(&mut slab);
+        }
+        ledger.check(&slab);
+        ledger.clear(&mut slab);
+        assert_eq!(slab.allocated_bytes(), ONE_PAGE, "released again");
+
+        // Register/cancel with one page and one entry pending reuses a slot.
+        for _ in 0..PAGE_LEN + 1 {
+            ledger.insert(&mut slab);
+        }
+        let bytes = slab.allocated_bytes();
+        assert_eq!(bytes, 2 * ONE_PAGE);
+        for _ in 0..20 * PAGE_LEN {
+            ledger.insert(&mut slab);
+            ledger.remove_newest(&mut slab);
+        }
+        assert_eq!(
+            slab.allocated_bytes(),
+            bytes,
+            "register/cancel grew the slab"
+        );
+        ledger.check(&slab);
+        ledger.clear(&mut slab);
+        assert_eq!(slab.allocated_bytes(), ONE_PAGE);
+    }
+
+    #[test]
+    fn retiring_the_last_entry_still_releases_the_pages() {
+        let mut slab = Slab::default();
+        let keys: Vec<Key> = (0..PAGE_LEN as u64 + 1)
+            .map(|i| slab.insert(i, waker()).unwrap())
+            .collect();
+        let last = keys[PAGE_LEN];
+        slab.remove(last.index);
+        slab.set_generation(last.index, u32::MAX);
+        let last = slab.insert(7, waker()).unwrap();
+        assert_eq!(last.generation, u32::MAX);
+        for k in &keys[..PAGE_LEN] {
+            slab.remove(k.index);
+        }
+        assert_eq!(slab.allocated_bytes(), 2 * ONE_PAGE, "one entry keeps them");
+        // The slot retires as it empties the shard.
+        slab.remove(last.index);
+        assert_eq!(slab.len(), 0);
+        assert_eq!(slab.allocated_bytes(), ONE_PAGE, "the second page was kept");
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Insert this many entries (past a page, so pages grow).
+        Insert(usize),
+        /// Remove the live entry at this position (modulo the live count).
+        Remove(usize),
+        /// Remove the newest entry and insert again, this many times: one
+        /// slot is reused until its generations run out.
+        Churn(usize),
+        /// Remove every entry: the shard empties and releases its pages.
+        Clear,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            2 => (1usize..1500).prop_map(Op::Insert),
+            3 => any::<usize>().prop_map(Op::Remove),
+            3 => (1usize..8).prop_map(Op::Churn),
+            1 => Just(Op::Clear),
+        ]
+    }
+
+    proptest! {
+        /// Every page starts within a few generations of the top, so slots
+        /// and pages run out of generations all the time: no key is ever
+        /// handed out twice, no stale key reaches an entry, and emptying
+        /// always brings the slab back to one page.
+        #[test]
+        fn stale_keys_never_match_under_random_reuse_growth_and_release(
+            headroom in 0u32..8,
+            ops in proptest::collection::vec(op(), 1..40),
+        ) {
+            let mut slab = Slab::with_first_generation(u32::MAX - headroom);
+            let mut ledger = Ledger::default();
+            for op in ops {
+                match op {
+                    Op::Insert(n) => {
+                        for _ in 0..n {
+                            ledger.insert(&mut slab);
+                        }
+                    }
+                    Op::Remove(i) if !ledger.live.is_empty() => {
+                        ledger.remove(&mut slab, i % ledger.live.len());
+                    }
+                    Op::Remove(_) => {}
+                    Op::Churn(times) => {
+                        for _ in 0..times {
+                            if !ledger.live.is_empty() {
+                                ledger.remove_newest(&mut slab);
+                            }
+                            ledger.insert(&mut slab);
+                        }
+                    }
+                    Op::Clear => {
+                        ledger.clear(&mut slab);
+                        prop_assert!(slab.allocated_bytes() <= ONE_PAGE, "pages kept after emptying");
+                    }
+                }
+                ledger.check(&slab);
+            }
+        }
     }
 }
