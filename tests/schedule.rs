@@ -465,3 +465,74 @@ async fn zero_period_is_raised_to_the_tick() {
     assert_eq!(task.runs(), 10);
     task.cancel();
 }
+
+// ----- schedule_every: periods too long for the clock (issue 10, item 8) --
+
+const YEAR: Duration = Duration::from_secs(365 * 86_400);
+
+/// The shortest duration that `Instant::now()` cannot be moved by: a period
+/// that is not `Duration::MAX` yet overflows once added to now.
+fn first_overflow() -> Duration {
+    let now = Instant::now();
+    let at = |n: u128| Duration::new((n / 1_000_000_000) as u64, (n % 1_000_000_000) as u32);
+    // `lo` fits, `hi` overflows.
+    let (mut lo, mut hi) = (0u128, Duration::MAX.as_nanos());
+    assert!(now.checked_add(Duration::MAX).is_none());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if now.checked_add(at(mid)).is_some() {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    at(hi)
+}
+
+/// A period no `Instant` can hold: one run at once, then never again, and
+/// the schedule leaves the paused clock free to auto-advance.
+async fn runs_once_then_never(period: Duration) {
+    let timer = fine_timer();
+    let start = Instant::now();
+    let task = timer
+        .schedule_every(period, || async {})
+        .initial_delay(Duration::ZERO)
+        .start();
+    // The clock stands still: a loop that reset to a passed deadline would
+    // run back to back here.
+    for _ in 0..200 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(task.runs(), 1, "runs with the clock standing still");
+    // Auto-advance still works (a busy loop would keep the runtime from ever
+    // going idle, and this sleep would never end).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(Instant::now(), start + Duration::from_secs(1));
+    assert_eq!(task.runs(), 1);
+    // Past tokio's 30-year "far future" too: a period beyond the clock means
+    // never, as it does for `timer.sleep(period)`.
+    for _ in 0..3 {
+        tokio::time::advance(40 * YEAR).await;
+        settle().await;
+    }
+    assert_eq!(task.runs(), 1, "ran again after 120 years");
+    assert_eq!(task.failures(), 0);
+    assert!(!task.is_cancelled());
+    assert_eq!(timer.pending(), 1, "still waiting, so shutdown reaches it");
+    timer.shutdown();
+    settle().await;
+    assert!(task.is_cancelled());
+    assert_eq!(task.runs(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_with_duration_max_runs_once_then_never() {
+    runs_once_then_never(Duration::MAX).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_with_a_period_that_overflows_only_from_now_runs_once_then_never() {
+    let period = first_overflow();
+    assert!(period < Duration::MAX);
+    runs_once_then_never(period).await;
+}

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Notify;
-use tokio::time::Instant;
 
 use crate::schedule::catch_unwind::CatchUnwind;
 use crate::schedule::run_error::{RunError, RunOutcome};
@@ -251,11 +250,11 @@ async fn run_loop<F, Fut>(
         if control.state() == State::Cancelled {
             return;
         }
-        // Fixed delay: the next run is one period after this one ended.
-        let next = Instant::now()
-            .checked_add(period)
-            .unwrap_or_else(|| sleep.deadline());
-        if Pin::new(&mut sleep).try_reset(next).is_err() {
+        // Fixed delay: the next run is one period after this one ended, on
+        // the timer's clock. A period too long for the clock saturates as a
+        // sleep's does (never), rather than overflowing into a deadline that
+        // has passed, which would run the task back to back.
+        if Pin::new(&mut sleep).try_reset_after(period).is_err() {
             // The timer shut down during the run: no run starts again.
             control.cancel();
             return;
@@ -273,7 +272,11 @@ async fn run_loop<F, Fut>(
 /// (rounded up to the timer's tick, like every deadline on the wheel). Runs
 /// never overlap, and a slow run or a stall never causes a burst of catch-up
 /// runs; a run that takes longer than the period just pushes the next one
-/// back. A zero period is raised to the timer's tick.
+/// back. A zero period is raised to the timer's tick. A period too long for
+/// the clock (beyond about 292 years, such as `Duration::MAX`) saturates as a
+/// sleep's does: no run is ever followed by another, however far the clock
+/// moves (and with the default initial delay of one period, no run comes at
+/// all); cancel and shutdown still end the schedule.
 ///
 /// # Failures
 ///
