@@ -4,10 +4,11 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use common::settle;
-use tickwheel::Timer;
+use tickwheel::{PeriodicTask, RunError, RunOutcome, Timer};
 use tokio::time::Instant;
 
 fn ms(n: u64) -> Duration {
@@ -535,4 +536,235 @@ async fn every_with_a_period_that_overflows_only_from_now_runs_once_then_never()
     let period = first_overflow();
     assert!(period < Duration::MAX);
     runs_once_then_never(period).await;
+}
+
+// ----- every way user code can panic (issue 10, item 9) -----------------
+//
+// "A panicking run is reported and the schedule goes on" must hold however
+// user code panics. Nothing here may panic while unwinding (that aborts), so
+// the futures that panic in `poll` and again when dropped are hand-written:
+// an `async` block would drop its locals during the unwind.
+
+/// Panics with its message when dropped (as a value, an output, an error or
+/// a panic payload).
+struct Bomb(&'static str);
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        panic!("{}", self.0);
+    }
+}
+
+/// A future that is ready at once (or panics in `poll`) and panics when
+/// dropped, counting its drops first.
+struct DropBomb {
+    poll_panics: bool,
+    drops: Arc<AtomicUsize>,
+}
+
+impl DropBomb {
+    fn new(poll_panics: bool, drops: &Arc<AtomicUsize>) -> Self {
+        DropBomb {
+            poll_panics,
+            drops: drops.clone(),
+        }
+    }
+}
+
+impl std::future::Future for DropBomb {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<()> {
+        if self.poll_panics {
+            panic!("poll panic");
+        }
+        Poll::Ready(())
+    }
+}
+
+impl Drop for DropBomb {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        panic!("future drop");
+    }
+}
+
+/// An error that panics when dropped.
+#[derive(Debug)]
+struct BombError;
+
+impl std::fmt::Display for BombError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("bomb error")
+    }
+}
+
+impl std::error::Error for BombError {}
+
+impl Drop for BombError {
+    fn drop(&mut self) {
+        panic!("error drop");
+    }
+}
+
+/// What the `on_error` hook does with each failed run.
+#[derive(Debug, Clone, Copy)]
+enum Hook {
+    /// No hook: the loop drops each `RunError` itself.
+    None,
+    /// Records the report, then drops the `RunError`.
+    Record,
+    /// Records the report, drops the `RunError`, then panics with a payload
+    /// that panics when dropped.
+    RecordThenPanicWithBomb,
+}
+
+const HOOKS: [Hook; 2] = [Hook::None, Hook::Record];
+
+/// Starts `task` every 10 ms with `hook`, lets it run five times (10 to
+/// 50 ms), and returns the handle and the hook's reports, as `RunError`
+/// displays them.
+async fn five_runs<F, Fut>(hook: Hook, task: F) -> (PeriodicTask, Vec<String>)
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future + Send + 'static,
+    Fut::Output: RunOutcome,
+{
+    let timer = fine_timer();
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let record = {
+        let reports = reports.clone();
+        move |err: RunError| {
+            let line = err.to_string();
+            reports.lock().unwrap().push(line);
+            drop(err);
+        }
+    };
+    let every = timer.schedule_every(ms(10), task);
+    let every = match hook {
+        Hook::None => every,
+        Hook::Record => every.on_error(record),
+        Hook::RecordThenPanicWithBomb => every.on_error(move |err| {
+            record(err);
+            std::panic::panic_any(Bomb("hook payload drop"));
+        }),
+    };
+    let task = every.start();
+    tokio::time::sleep(ms(55)).await;
+    let reports = reports.lock().unwrap().clone();
+    (task, reports)
+}
+
+/// Five runs, all failed, all reported as `report(run)` (none without a
+/// hook), and the schedule still going.
+fn assert_five_failures(hook: Hook, task: &PeriodicTask, reports: &[String], report: &str) {
+    assert_eq!(
+        (task.runs(), task.failures(), task.is_cancelled()),
+        (5, 5, false),
+        "runs, failures, cancelled with {hook:?}"
+    );
+    let expected: Vec<String> = match hook {
+        Hook::None => Vec::new(),
+        _ => (1..=5).map(|n| format!("run {n} {report}")).collect(),
+    };
+    assert_eq!(reports, expected, "on_error calls with {hook:?}");
+    assert!(task.cancel(), "the schedule was still active");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_future_that_panics_when_dropped_after_completing_is_a_failed_run() {
+    for hook in HOOKS {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (task, reports) = five_runs(hook, {
+            let drops = drops.clone();
+            move || DropBomb::new(false, &drops)
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked: future drop");
+        assert_eq!(drops.load(Ordering::SeqCst), 5);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_future_that_panics_in_poll_and_when_dropped_reports_the_first_panic() {
+    for hook in HOOKS {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (task, reports) = five_runs(hook, {
+            let drops = drops.clone();
+            move || DropBomb::new(true, &drops)
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked: poll panic");
+        assert_eq!(drops.load(Ordering::SeqCst), 5);
+    }
+}
+
+/// Returns `Ok` with a value that panics when dropped.
+struct RefusesToConvert;
+
+impl RunOutcome for RefusesToConvert {
+    fn into_result(self) -> Result<(), Box<dyn std::error::Error + Send + Sync + 'static>> {
+        panic!("into_result panic");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_output_that_panics_when_dropped_or_converted_is_a_failed_run() {
+    for hook in HOOKS {
+        let (task, reports) =
+            five_runs(hook, || async { Ok::<_, String>(Bomb("output drop")) }).await;
+        assert_five_failures(hook, &task, &reports, "panicked: output drop");
+
+        let (task, reports) = five_runs(hook, || async { RefusesToConvert }).await;
+        assert_five_failures(hook, &task, &reports, "panicked: into_result panic");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_payload_that_panics_when_dropped_is_a_failed_run() {
+    for hook in HOOKS {
+        // From the future's poll...
+        let (task, reports) = five_runs(hook, || async {
+            if true {
+                std::panic::panic_any(Bomb("payload drop"));
+            }
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked");
+
+        // ...and from the task closure, before there is a future.
+        let (task, reports) = five_runs(hook, || {
+            if true {
+                std::panic::panic_any(Bomb("payload drop"));
+            }
+            async {}
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_that_panics_when_dropped_is_a_failed_run() {
+    // With a hook, the `RunError` is dropped inside it; without one, by the
+    // loop.
+    for hook in HOOKS {
+        let (task, reports) = five_runs(hook, || async { Err::<(), _>(BombError) }).await;
+        assert_five_failures(hook, &task, &reports, "failed: bomb error");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_panicking_with_a_payload_that_panics_when_dropped_does_not_stop_the_schedule() {
+    let hook = Hook::RecordThenPanicWithBomb;
+    let (task, reports) = five_runs(hook, || async { Err::<(), _>("refused") }).await;
+    assert_five_failures(hook, &task, &reports, "failed: refused");
+
+    // The same with a run that panicked, and a payload that panics too.
+    let (task, reports) = five_runs(hook, || async {
+        if true {
+            std::panic::panic_any(Bomb("payload drop"));
+        }
+    })
+    .await;
+    assert_five_failures(hook, &task, &reports, "panicked");
 }

@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 use crate::schedule::catch_unwind::CatchUnwind;
 use crate::schedule::run_error::{RunError, RunOutcome};
 use crate::sleep::Sleep;
+use crate::unwind::run_contained;
 use crate::Timer;
 
 /// The hook failed runs are reported to.
@@ -138,8 +139,10 @@ where
     }
 
     /// Calls `hook` with every failed run: one that returned `Err` or
-    /// panicked. The schedule goes on after it. The hook runs on the task's
-    /// loop, between runs, so it should be quick; a panic inside the hook is
+    /// panicked (see [`PeriodicTask`]'s failures). The schedule goes on
+    /// after it. The hook runs on the task's loop, between runs, so it should
+    /// be quick; a panic inside the hook (including one raised by dropping
+    /// the [`RunError`], or by dropping the hook's own panic payload) is
     /// caught and ignored.
     ///
     /// # Examples
@@ -231,21 +234,17 @@ async fn run_loop<F, Fut>(
             return;
         }
         let run = control.runs.load(Ordering::Relaxed) + 1;
-        // Calling the closure may panic too, before there is a future.
-        let outcome = match catch_unwind(AssertUnwindSafe(&mut task)) {
-            Ok(future) => match CatchUnwind::new(future).await {
-                Ok(output) => output.into_result().map_err(|e| RunError::failed(run, e)),
-                Err(payload) => Err(RunError::panicked(run, payload)),
-            },
-            Err(payload) => Err(RunError::panicked(run, payload)),
-        };
+        let outcome = run_once(&mut task, run).await;
         control.runs.store(run, Ordering::Release);
         if let Err(err) = outcome {
             control.failures.fetch_add(1, Ordering::AcqRel);
-            if let Some(hook) = on_error.as_mut() {
-                // A panicking hook must not end the schedule either.
-                let _ = catch_unwind(AssertUnwindSafe(|| hook(err)));
-            }
+            // The hook is user code, and so is the error's drop (a panic
+            // payload or an error type may panic when dropped): neither may
+            // end the schedule, nor may the payload of their panic.
+            run_contained(|| match on_error.as_mut() {
+                Some(hook) => hook(err),
+                None => drop(err),
+            });
         }
         if control.state() == State::Cancelled {
             return;
@@ -259,6 +258,27 @@ async fn run_loop<F, Fut>(
             control.cancel();
             return;
         }
+    }
+}
+
+/// One run, with every panic of user code in it caught and reported as the
+/// run's failure: calling the task, polling its future, dropping the future
+/// (done or panicked), and turning the output into a result (which drops the
+/// output, or calls a custom [`RunOutcome`]).
+async fn run_once<F, Fut>(task: &mut F, run: u64) -> Result<(), RunError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future,
+    Fut::Output: RunOutcome,
+{
+    // Calling the closure may panic too, before there is a future.
+    let future = catch_unwind(AssertUnwindSafe(task)).map_err(|p| RunError::panicked(run, p))?;
+    let output = CatchUnwind::new(future)
+        .await
+        .map_err(|p| RunError::panicked(run, p))?;
+    match catch_unwind(AssertUnwindSafe(|| output.into_result())) {
+        Ok(result) => result.map_err(|e| RunError::failed(run, e)),
+        Err(payload) => Err(RunError::panicked(run, payload)),
     }
 }
 
@@ -283,6 +303,14 @@ async fn run_loop<F, Fut>(
 /// A run that returns `Err` or panics is counted
 /// ([`failures`](PeriodicTask::failures)) and reported to the
 /// [`on_error`](ScheduleEvery::on_error) hook, and the schedule goes on.
+/// That holds wherever the run panics: in the task closure, in its future's
+/// `poll`, when the future is dropped (once it is done, or after its own
+/// panic), or when its output is dropped (or converted, for a custom
+/// [`RunOutcome`]). A panic payload that panics again when dropped is
+/// contained too, and so are panics in the hook and in dropping the
+/// [`RunError`] (with or without a hook). The one panic nothing can catch is
+/// one raised while another unwinds (a local of an `async` block that panics
+/// when dropped during the block's own panic): Rust aborts the process then.
 ///
 /// # Cancellation
 ///

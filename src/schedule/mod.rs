@@ -10,7 +10,8 @@
 //! - `once.rs`: the one-shot handle and its cancel race.
 //! - `every.rs`: the periodic builder, loop and handle.
 //! - `run_error.rs`: what a failed periodic run reports.
-//! - `catch_unwind.rs`: keeps a panicking run from ending the schedule.
+//! - `catch_unwind.rs`: catches a future's panic in `poll` and in its drop,
+//!   so a panicking run does not end the schedule.
 
 mod catch_unwind;
 mod every;
@@ -110,8 +111,9 @@ impl Timer {
     ///
     /// `task` returns a future whose output is `()` or a `Result` (see
     /// [`RunOutcome`]); a run that returns `Err` or panics is reported to the
-    /// [`on_error`](ScheduleEvery::on_error) hook and the schedule goes on.
-    /// Call [`start`](ScheduleEvery::start) on the result to begin; see
+    /// [`on_error`](ScheduleEvery::on_error) hook and the schedule goes on,
+    /// wherever the run panics (the closure, its future, or either's drop;
+    /// see [`PeriodicTask`]'s failures). Call [`start`](ScheduleEvery::start) on the result to begin; see
     /// [`PeriodicTask`] for the exact timing, cancellation and shutdown.
     ///
     /// A zero `period` is raised to the timer's [`tick`](Timer::tick).
