@@ -768,3 +768,50 @@ async fn a_hook_panicking_with_a_payload_that_panics_when_dropped_does_not_stop_
     .await;
     assert_five_failures(hook, &task, &reports, "panicked");
 }
+
+/// A one-shot future that panics when dropped (after completing, after
+/// panicking in `poll`, or unrun after a cancel), whose output panics when
+/// dropped, or whose panic payload panics when dropped, ends only its own task, as with `tokio::spawn`: the
+/// timer, its driver and every other task go on.
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_future_that_panics_when_dropped_ends_only_its_own_task() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let heartbeat = timer.schedule_every(ms(10), || async {}).start();
+    let completes = timer.schedule(ms(10), DropBomb::new(false, &drops));
+    let poll_panics = timer.schedule(ms(20), DropBomb::new(true, &drops));
+    let bad_payload = timer.schedule(ms(30), async {
+        if true {
+            std::panic::panic_any(Bomb("payload drop"));
+        }
+    });
+    let bad_output = timer.schedule(ms(35), async { Bomb("output drop") });
+    let cancelled = timer.schedule(ms(40), DropBomb::new(false, &drops));
+    let _later = timer.schedule(ms(50), {
+        let log = log.clone();
+        async move { log.mark() }
+    });
+    tokio::time::sleep(ms(5)).await;
+    assert!(cancelled.cancel());
+    settle().await;
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped unrun at once");
+
+    tokio::time::sleep(ms(50)).await;
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    for task in [&completes, &poll_panics, &bad_payload, &bad_output] {
+        assert!(task.is_expired() && !task.is_cancelled());
+    }
+    assert!(cancelled.is_cancelled() && !cancelled.is_expired());
+    assert_eq!(log.get(), [50], "a later task ran on time");
+    assert_eq!(heartbeat.runs(), 5);
+    assert_eq!(heartbeat.failures(), 0);
+    assert!(!timer.is_shutdown());
+    assert_eq!(timer.stats().wake_panics, 0);
+    let start = Instant::now();
+    timer.sleep(ms(7)).await;
+    assert_eq!(start.elapsed(), ms(7));
+    assert!(heartbeat.cancel());
+    settle().await;
+    assert_eq!(timer.pending(), 0);
+}

@@ -34,9 +34,10 @@ impl Timer {
     /// Netty's `newTimeout`; the handle can cancel it until then.
     ///
     /// The future starts at the first tick boundary at or after the deadline
-    /// (never before). Its output is dropped; a panic in it ends only its own
-    /// task, as with `tokio::spawn`. See [`ScheduledTask`] for cancellation
-    /// and shutdown.
+    /// (never before). Its output is dropped; a panic in it (in `poll`, or
+    /// when it or its output is dropped) ends only its own task, as with
+    /// `tokio::spawn`. See [`ScheduledTask`] for failures, cancellation and
+    /// shutdown.
     ///
     /// # Panics
     ///

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::schedule::catch_unwind::CatchUnwind;
 use crate::sleep::Sleep;
 use crate::Timer;
 
@@ -92,7 +93,13 @@ where
         drop(sleep);
         if task.leave_waiting(State::STARTED) {
             drop(task);
-            future.await;
+            // A panic in `poll` would drop the future during the unwind, and
+            // a second panic in its drop would abort the process: catch the
+            // first, drop the future, then let the panic end this task, as
+            // it would under `tokio::spawn`.
+            if let Err(payload) = CatchUnwind::new(future).await {
+                std::panic::resume_unwind(payload);
+            }
         }
     });
     ScheduledTask { control, deadline }
@@ -104,6 +111,17 @@ where
 /// The future is spawned on the runtime that hosts the timer's driver once
 /// its [`deadline`](ScheduledTask::deadline) has passed (at the first tick
 /// boundary at or after it, never before).
+///
+/// # Failures
+///
+/// Nothing reports a run's outcome: the output is dropped. A panic in the
+/// future, in `poll` or when the future or its output is dropped (also a
+/// future dropped unrun after a cancel or shutdown), ends only the task that
+/// holds it, as with `tokio::spawn` (the runtime's panic handling applies);
+/// the timer, its driver and every other task go on. Unlike a bare
+/// `tokio::spawn`, a future that panics in `poll` and again when dropped does
+/// not abort the process: it is dropped after the first panic is caught, not
+/// during its unwind, and that first panic then ends the task.
 ///
 /// # Cancellation
 ///
