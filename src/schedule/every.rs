@@ -10,13 +10,12 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
 use crate::schedule::catch_unwind::CatchUnwind;
+use crate::schedule::control::{Control, State};
 use crate::schedule::run_error::{RunError, RunOutcome};
 use crate::sleep::Sleep;
 use crate::unwind::run_contained;
@@ -25,52 +24,14 @@ use crate::Timer;
 /// The hook failed runs are reported to.
 type Hook = Box<dyn FnMut(RunError) + Send + 'static>;
 
-/// Where a periodic task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// Runs keep coming.
-    Active,
-    /// Stopped by `cancel` or by the timer's shutdown; no run starts again.
-    Cancelled,
-}
-
-impl State {
-    const ACTIVE: u8 = 0;
-    const CANCELLED: u8 = 1;
-
-    fn from_u8(v: u8) -> State {
-        match v {
-            Self::ACTIVE => State::Active,
-            _ => State::Cancelled,
-        }
-    }
-}
-
 /// State shared by the handle and the loop.
 #[derive(Debug)]
-struct Control {
-    state: AtomicU8,
-    /// Wakes a waiting loop at once on `cancel`.
-    cancelled: Notify,
+struct Shared {
+    /// `Waiting` while runs keep coming; `Cancelled` once stopped by
+    /// `cancel` or by the timer's shutdown, after which no run starts.
+    control: Control,
     runs: AtomicU64,
     failures: AtomicU64,
-}
-
-impl Control {
-    fn cancel(&self) -> bool {
-        self.state
-            .compare_exchange(
-                State::ACTIVE,
-                State::CANCELLED,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
-    }
-
-    fn state(&self) -> State {
-        State::from_u8(self.state.load(Ordering::Acquire))
-    }
 }
 
 /// A periodic schedule being set up, from [`Timer::schedule_every`]; call
@@ -194,23 +155,22 @@ where
             task,
             on_error,
         } = self;
-        let control = Arc::new(Control {
-            state: AtomicU8::new(State::ACTIVE),
-            cancelled: Notify::new(),
+        let shared = Arc::new(Shared {
+            control: Control::new(),
             runs: AtomicU64::new(0),
             failures: AtomicU64::new(0),
         });
         let sleep = timer.sleep(initial_delay);
         timer
             .runtime()
-            .spawn(run_loop(control.clone(), sleep, period, task, on_error));
-        PeriodicTask { control, period }
+            .spawn(run_loop(shared.clone(), sleep, period, task, on_error));
+        PeriodicTask { shared, period }
     }
 }
 
 /// The schedule: wait, run, report, repeat, until cancelled or shut down.
 async fn run_loop<F, Fut>(
-    control: Arc<Control>,
+    shared: Arc<Shared>,
     mut sleep: Sleep,
     period: Duration,
     mut task: F,
@@ -220,10 +180,11 @@ async fn run_loop<F, Fut>(
     Fut: Future + Send + 'static,
     Fut::Output: RunOutcome,
 {
+    let control = &shared.control;
     loop {
         tokio::select! {
             biased;
-            () = control.cancelled.notified() => return,
+            () = control.cancelled() => return,
             () = &mut sleep => {}
         }
         if control.state() == State::Cancelled {
@@ -233,11 +194,11 @@ async fn run_loop<F, Fut>(
             control.cancel();
             return;
         }
-        let run = control.runs.load(Ordering::Relaxed) + 1;
+        let run = shared.runs.load(Ordering::Relaxed) + 1;
         let outcome = run_once(&mut task, run).await;
-        control.runs.store(run, Ordering::Release);
+        shared.runs.store(run, Ordering::Release);
         if let Err(err) = outcome {
-            control.failures.fetch_add(1, Ordering::AcqRel);
+            shared.failures.fetch_add(1, Ordering::AcqRel);
             // The hook is user code, and so is the error's drop (a panic
             // payload or an error type may panic when dropped): neither may
             // end the schedule, nor may the payload of their panic.
@@ -343,7 +304,7 @@ where
 /// # }
 /// ```
 pub struct PeriodicTask {
-    control: Arc<Control>,
+    shared: Arc<Shared>,
     period: Duration,
 }
 
@@ -352,28 +313,23 @@ impl PeriodicTask {
     /// if it was already stopped (an earlier `cancel`, or the timer's
     /// shutdown).
     pub fn cancel(&self) -> bool {
-        if self.control.cancel() {
-            self.control.cancelled.notify_one();
-            true
-        } else {
-            false
-        }
+        self.shared.control.cancel()
     }
 
     /// `true` once the schedule is stopped: by [`cancel`](PeriodicTask::cancel),
     /// or by the timer's shutdown (once the loop has seen it).
     pub fn is_cancelled(&self) -> bool {
-        self.control.state() == State::Cancelled
+        self.shared.control.state() == State::Cancelled
     }
 
     /// How many runs have completed, good or failed.
     pub fn runs(&self) -> u64 {
-        self.control.runs.load(Ordering::Acquire)
+        self.shared.runs.load(Ordering::Acquire)
     }
 
     /// How many runs failed (returned `Err` or panicked).
     pub fn failures(&self) -> u64 {
-        self.control.failures.load(Ordering::Acquire)
+        self.shared.failures.load(Ordering::Acquire)
     }
 
     /// The delay between the end of one run and the start of the next.
@@ -386,7 +342,7 @@ impl fmt::Debug for PeriodicTask {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PeriodicTask")
             .field("period", &self.period)
-            .field("state", &self.control.state())
+            .field("cancelled", &self.is_cancelled())
             .field("runs", &self.runs())
             .field("failures", &self.failures())
             .finish()

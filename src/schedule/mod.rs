@@ -7,6 +7,7 @@
 //! Both spawn one task on the runtime that hosts the timer's driver; the task
 //! waits on a wheel `Sleep`, so no user code ever runs on the driver.
 //!
+//! - `control.rs`: the cancel handshake a handle shares with its task.
 //! - `once.rs`: the one-shot handle and its cancel race.
 //! - `every.rs`: the periodic builder, loop and handle.
 //! - `run_error.rs`: what a failed periodic run reports.
@@ -14,6 +15,7 @@
 //!   so a panicking run does not end the schedule.
 
 mod catch_unwind;
+mod control;
 mod every;
 mod once;
 mod run_error;
