@@ -12,6 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -248,12 +249,29 @@ impl Sleep {
     /// # }
     /// ```
     pub fn try_reset(self: Pin<&mut Self>, deadline: Instant) -> Result<(), Error> {
+        let offset = self.shard.shared.clock.offset(deadline);
+        self.try_reset_offset(offset)
+    }
+
+    /// [`try_reset`](Sleep::try_reset) to `duration` from now on the timer's
+    /// clock, saturating as [`Timer::sleep`](crate::Timer::sleep) does: a
+    /// duration too long for the clock (such as `Duration::MAX`) never
+    /// completes, however far the clock moves, where an `Instant` sum would
+    /// overflow.
+    pub(crate) fn try_reset_after(self: Pin<&mut Self>, duration: Duration) -> Result<(), Error> {
+        let shared = &self.shard.shared;
+        let offset = shared.clock.offset_after(shared.now(), duration);
+        self.try_reset_offset(offset)
+    }
+
+    /// [`try_reset`](Sleep::try_reset) to a deadline given as an offset from
+    /// the timer's origin.
+    fn try_reset_offset(self: Pin<&mut Self>, new: i64) -> Result<(), Error> {
         let this = self.get_mut();
         let shared = &this.shard.shared;
         if shared.is_shutdown() {
             return Err(Error::shutdown());
         }
-        let new = shared.clock.offset(deadline);
         let passed = new <= shared.now_offset();
         this.deadline = new;
         let State::Registered(key) = this.state() else {

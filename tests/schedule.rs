@@ -4,10 +4,11 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use common::settle;
-use tickwheel::Timer;
+use tickwheel::{PeriodicTask, RunError, RunOutcome, Timer};
 use tokio::time::Instant;
 
 fn ms(n: u64) -> Duration {
@@ -464,4 +465,344 @@ async fn zero_period_is_raised_to_the_tick() {
     tokio::time::sleep(ms(10) + Duration::from_micros(500)).await;
     assert_eq!(task.runs(), 10);
     task.cancel();
+}
+
+// ----- schedule_every: periods too long for the clock (issue 10, item 8) --
+
+const YEAR: Duration = Duration::from_secs(365 * 86_400);
+
+/// The shortest duration that `Instant::now()` cannot be moved by: a period
+/// that is not `Duration::MAX` yet overflows once added to now.
+fn first_overflow() -> Duration {
+    let now = Instant::now();
+    let at = |n: u128| Duration::new((n / 1_000_000_000) as u64, (n % 1_000_000_000) as u32);
+    // `lo` fits, `hi` overflows.
+    let (mut lo, mut hi) = (0u128, Duration::MAX.as_nanos());
+    assert!(now.checked_add(Duration::MAX).is_none());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if now.checked_add(at(mid)).is_some() {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    at(hi)
+}
+
+/// A period no `Instant` can hold: one run at once, then never again, and
+/// the schedule leaves the paused clock free to auto-advance.
+async fn runs_once_then_never(period: Duration) {
+    let timer = fine_timer();
+    let start = Instant::now();
+    let task = timer
+        .schedule_every(period, || async {})
+        .initial_delay(Duration::ZERO)
+        .start();
+    // The clock stands still: a loop that reset to a passed deadline would
+    // run back to back here.
+    for _ in 0..200 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(task.runs(), 1, "runs with the clock standing still");
+    // Auto-advance still works (a busy loop would keep the runtime from ever
+    // going idle, and this sleep would never end).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(Instant::now(), start + Duration::from_secs(1));
+    assert_eq!(task.runs(), 1);
+    // Past tokio's 30-year "far future" too: a period beyond the clock means
+    // never, as it does for `timer.sleep(period)`.
+    for _ in 0..3 {
+        tokio::time::advance(40 * YEAR).await;
+        settle().await;
+    }
+    assert_eq!(task.runs(), 1, "ran again after 120 years");
+    assert_eq!(task.failures(), 0);
+    assert!(!task.is_cancelled());
+    assert_eq!(timer.pending(), 1, "still waiting, so shutdown reaches it");
+    timer.shutdown();
+    settle().await;
+    assert!(task.is_cancelled());
+    assert_eq!(task.runs(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_with_duration_max_runs_once_then_never() {
+    runs_once_then_never(Duration::MAX).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_with_a_period_that_overflows_only_from_now_runs_once_then_never() {
+    let period = first_overflow();
+    assert!(period < Duration::MAX);
+    runs_once_then_never(period).await;
+}
+
+// ----- every way user code can panic (issue 10, item 9) -----------------
+//
+// "A panicking run is reported and the schedule goes on" must hold however
+// user code panics. Nothing here may panic while unwinding (that aborts), so
+// the futures that panic in `poll` and again when dropped are hand-written:
+// an `async` block would drop its locals during the unwind.
+
+/// Panics with its message when dropped (as a value, an output, an error or
+/// a panic payload).
+struct Bomb(&'static str);
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        panic!("{}", self.0);
+    }
+}
+
+/// A future that is ready at once (or panics in `poll`) and panics when
+/// dropped, counting its drops first.
+struct DropBomb {
+    poll_panics: bool,
+    drops: Arc<AtomicUsize>,
+}
+
+impl DropBomb {
+    fn new(poll_panics: bool, drops: &Arc<AtomicUsize>) -> Self {
+        DropBomb {
+            poll_panics,
+            drops: drops.clone(),
+        }
+    }
+}
+
+impl std::future::Future for DropBomb {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<()> {
+        if self.poll_panics {
+            panic!("poll panic");
+        }
+        Poll::Ready(())
+    }
+}
+
+impl Drop for DropBomb {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        panic!("future drop");
+    }
+}
+
+/// An error that panics when dropped.
+#[derive(Debug)]
+struct BombError;
+
+impl std::fmt::Display for BombError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("bomb error")
+    }
+}
+
+impl std::error::Error for BombError {}
+
+impl Drop for BombError {
+    fn drop(&mut self) {
+        panic!("error drop");
+    }
+}
+
+/// What the `on_error` hook does with each failed run.
+#[derive(Debug, Clone, Copy)]
+enum Hook {
+    /// No hook: the loop drops each `RunError` itself.
+    None,
+    /// Records the report, then drops the `RunError`.
+    Record,
+    /// Records the report, drops the `RunError`, then panics with a payload
+    /// that panics when dropped.
+    RecordThenPanicWithBomb,
+}
+
+const HOOKS: [Hook; 2] = [Hook::None, Hook::Record];
+
+/// Starts `task` every 10 ms with `hook`, lets it run five times (10 to
+/// 50 ms), and returns the handle and the hook's reports, as `RunError`
+/// displays them.
+async fn five_runs<F, Fut>(hook: Hook, task: F) -> (PeriodicTask, Vec<String>)
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future + Send + 'static,
+    Fut::Output: RunOutcome,
+{
+    let timer = fine_timer();
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let record = {
+        let reports = reports.clone();
+        move |err: RunError| {
+            let line = err.to_string();
+            reports.lock().unwrap().push(line);
+            drop(err);
+        }
+    };
+    let every = timer.schedule_every(ms(10), task);
+    let every = match hook {
+        Hook::None => every,
+        Hook::Record => every.on_error(record),
+        Hook::RecordThenPanicWithBomb => every.on_error(move |err| {
+            record(err);
+            std::panic::panic_any(Bomb("hook payload drop"));
+        }),
+    };
+    let task = every.start();
+    tokio::time::sleep(ms(55)).await;
+    let reports = reports.lock().unwrap().clone();
+    (task, reports)
+}
+
+/// Five runs, all failed, all reported as `report(run)` (none without a
+/// hook), and the schedule still going.
+fn assert_five_failures(hook: Hook, task: &PeriodicTask, reports: &[String], report: &str) {
+    assert_eq!(
+        (task.runs(), task.failures(), task.is_cancelled()),
+        (5, 5, false),
+        "runs, failures, cancelled with {hook:?}"
+    );
+    let expected: Vec<String> = match hook {
+        Hook::None => Vec::new(),
+        _ => (1..=5).map(|n| format!("run {n} {report}")).collect(),
+    };
+    assert_eq!(reports, expected, "on_error calls with {hook:?}");
+    assert!(task.cancel(), "the schedule was still active");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_future_that_panics_when_dropped_after_completing_is_a_failed_run() {
+    for hook in HOOKS {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (task, reports) = five_runs(hook, {
+            let drops = drops.clone();
+            move || DropBomb::new(false, &drops)
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked: future drop");
+        assert_eq!(drops.load(Ordering::SeqCst), 5);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_future_that_panics_in_poll_and_when_dropped_reports_the_first_panic() {
+    for hook in HOOKS {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (task, reports) = five_runs(hook, {
+            let drops = drops.clone();
+            move || DropBomb::new(true, &drops)
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked: poll panic");
+        assert_eq!(drops.load(Ordering::SeqCst), 5);
+    }
+}
+
+/// Returns `Ok` with a value that panics when dropped.
+struct RefusesToConvert;
+
+impl RunOutcome for RefusesToConvert {
+    fn into_result(self) -> Result<(), Box<dyn std::error::Error + Send + Sync + 'static>> {
+        panic!("into_result panic");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_output_that_panics_when_dropped_or_converted_is_a_failed_run() {
+    for hook in HOOKS {
+        let (task, reports) =
+            five_runs(hook, || async { Ok::<_, String>(Bomb("output drop")) }).await;
+        assert_five_failures(hook, &task, &reports, "panicked: output drop");
+
+        let (task, reports) = five_runs(hook, || async { RefusesToConvert }).await;
+        assert_five_failures(hook, &task, &reports, "panicked: into_result panic");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_payload_that_panics_when_dropped_is_a_failed_run() {
+    for hook in HOOKS {
+        // From the future's poll...
+        let (task, reports) = five_runs(hook, || async {
+            if true {
+                std::panic::panic_any(Bomb("payload drop"));
+            }
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked");
+
+        // ...and from the task closure, before there is a future.
+        let (task, reports) = five_runs(hook, || {
+            if true {
+                std::panic::panic_any(Bomb("payload drop"));
+            }
+            async {}
+        })
+        .await;
+        assert_five_failures(hook, &task, &reports, "panicked");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_that_panics_when_dropped_is_a_failed_run() {
+    // With a hook, the `RunError` is dropped inside it; without one, by the
+    // loop.
+    for hook in HOOKS {
+        let (task, reports) = five_runs(hook, || async { Err::<(), _>(BombError) }).await;
+        assert_five_failures(hook, &task, &reports, "failed: bomb error");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_panicking_with_a_payload_that_panics_when_dropped_does_not_stop_the_schedule() {
+    let hook = Hook::RecordThenPanicWithBomb;
+    let (task, reports) = five_runs(hook, || async { Err::<(), _>("refused") }).await;
+    assert_five_failures(hook, &task, &reports, "failed: refused");
+}
+
+/// A one-shot future that panics when dropped (after completing, after
+/// panicking in `poll`, or unrun after a cancel), whose output panics when
+/// dropped, or whose panic payload panics when dropped, ends only its own task, as with `tokio::spawn`: the
+/// timer, its driver and every other task go on.
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_future_that_panics_when_dropped_ends_only_its_own_task() {
+    let timer = fine_timer();
+    let log = Log::new();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let heartbeat = timer.schedule_every(ms(10), || async {}).start();
+    let completes = timer.schedule(ms(10), DropBomb::new(false, &drops));
+    let poll_panics = timer.schedule(ms(20), DropBomb::new(true, &drops));
+    let bad_payload = timer.schedule(ms(30), async {
+        if true {
+            std::panic::panic_any(Bomb("payload drop"));
+        }
+    });
+    let bad_output = timer.schedule(ms(35), async { Bomb("output drop") });
+    let cancelled = timer.schedule(ms(40), DropBomb::new(false, &drops));
+    let _later = timer.schedule(ms(50), {
+        let log = log.clone();
+        async move { log.mark() }
+    });
+    tokio::time::sleep(ms(5)).await;
+    assert!(cancelled.cancel());
+    settle().await;
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped unrun at once");
+
+    tokio::time::sleep(ms(50)).await;
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    for task in [&completes, &poll_panics, &bad_payload, &bad_output] {
+        assert!(task.is_expired() && !task.is_cancelled());
+    }
+    assert!(cancelled.is_cancelled() && !cancelled.is_expired());
+    assert_eq!(log.get(), [50], "a later task ran on time");
+    assert_eq!(heartbeat.runs(), 5);
+    assert_eq!(heartbeat.failures(), 0);
+    assert!(!timer.is_shutdown());
+    assert_eq!(timer.stats().wake_panics, 0);
+    let start = Instant::now();
+    timer.sleep(ms(7)).await;
+    assert_eq!(start.elapsed(), ms(7));
+    assert!(heartbeat.cancel());
+    settle().await;
+    assert_eq!(timer.pending(), 0);
 }

@@ -10,67 +10,28 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Notify;
-use tokio::time::Instant;
-
 use crate::schedule::catch_unwind::CatchUnwind;
+use crate::schedule::control::{Control, State};
 use crate::schedule::run_error::{RunError, RunOutcome};
 use crate::sleep::Sleep;
+use crate::unwind::run_contained;
 use crate::Timer;
 
 /// The hook failed runs are reported to.
 type Hook = Box<dyn FnMut(RunError) + Send + 'static>;
 
-/// Where a periodic task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// Runs keep coming.
-    Active,
-    /// Stopped by `cancel` or by the timer's shutdown; no run starts again.
-    Cancelled,
-}
-
-impl State {
-    const ACTIVE: u8 = 0;
-    const CANCELLED: u8 = 1;
-
-    fn from_u8(v: u8) -> State {
-        match v {
-            Self::ACTIVE => State::Active,
-            _ => State::Cancelled,
-        }
-    }
-}
-
 /// State shared by the handle and the loop.
 #[derive(Debug)]
-struct Control {
-    state: AtomicU8,
-    /// Wakes a waiting loop at once on `cancel`.
-    cancelled: Notify,
+struct Shared {
+    /// `Waiting` while runs keep coming; `Cancelled` once stopped by
+    /// `cancel` or by the timer's shutdown, after which no run starts.
+    control: Control,
     runs: AtomicU64,
     failures: AtomicU64,
-}
-
-impl Control {
-    fn cancel(&self) -> bool {
-        self.state
-            .compare_exchange(
-                State::ACTIVE,
-                State::CANCELLED,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
-    }
-
-    fn state(&self) -> State {
-        State::from_u8(self.state.load(Ordering::Acquire))
-    }
 }
 
 /// A periodic schedule being set up, from [`Timer::schedule_every`]; call
@@ -139,8 +100,10 @@ where
     }
 
     /// Calls `hook` with every failed run: one that returned `Err` or
-    /// panicked. The schedule goes on after it. The hook runs on the task's
-    /// loop, between runs, so it should be quick; a panic inside the hook is
+    /// panicked (see [`PeriodicTask`]'s failures). The schedule goes on
+    /// after it. The hook runs on the task's loop, between runs, so it should
+    /// be quick; a panic inside the hook (including one raised by dropping
+    /// the [`RunError`], or by dropping the hook's own panic payload) is
     /// caught and ignored.
     ///
     /// # Examples
@@ -192,23 +155,22 @@ where
             task,
             on_error,
         } = self;
-        let control = Arc::new(Control {
-            state: AtomicU8::new(State::ACTIVE),
-            cancelled: Notify::new(),
+        let shared = Arc::new(Shared {
+            control: Control::new(),
             runs: AtomicU64::new(0),
             failures: AtomicU64::new(0),
         });
         let sleep = timer.sleep(initial_delay);
         timer
             .runtime()
-            .spawn(run_loop(control.clone(), sleep, period, task, on_error));
-        PeriodicTask { control, period }
+            .spawn(run_loop(shared.clone(), sleep, period, task, on_error));
+        PeriodicTask { shared, period }
     }
 }
 
 /// The schedule: wait, run, report, repeat, until cancelled or shut down.
 async fn run_loop<F, Fut>(
-    control: Arc<Control>,
+    shared: Arc<Shared>,
     mut sleep: Sleep,
     period: Duration,
     mut task: F,
@@ -218,10 +180,11 @@ async fn run_loop<F, Fut>(
     Fut: Future + Send + 'static,
     Fut::Output: RunOutcome,
 {
+    let control = &shared.control;
     loop {
         tokio::select! {
             biased;
-            () = control.cancelled.notified() => return,
+            () = control.cancelled() => return,
             () = &mut sleep => {}
         }
         if control.state() == State::Cancelled {
@@ -231,35 +194,52 @@ async fn run_loop<F, Fut>(
             control.cancel();
             return;
         }
-        let run = control.runs.load(Ordering::Relaxed) + 1;
-        // Calling the closure may panic too, before there is a future.
-        let outcome = match catch_unwind(AssertUnwindSafe(&mut task)) {
-            Ok(future) => match CatchUnwind::new(future).await {
-                Ok(output) => output.into_result().map_err(|e| RunError::failed(run, e)),
-                Err(payload) => Err(RunError::panicked(run, payload)),
-            },
-            Err(payload) => Err(RunError::panicked(run, payload)),
-        };
-        control.runs.store(run, Ordering::Release);
+        let run = shared.runs.load(Ordering::Relaxed) + 1;
+        let outcome = run_once(&mut task, run).await;
+        shared.runs.store(run, Ordering::Release);
         if let Err(err) = outcome {
-            control.failures.fetch_add(1, Ordering::AcqRel);
-            if let Some(hook) = on_error.as_mut() {
-                // A panicking hook must not end the schedule either.
-                let _ = catch_unwind(AssertUnwindSafe(|| hook(err)));
-            }
+            shared.failures.fetch_add(1, Ordering::AcqRel);
+            // The hook is user code, and so is the error's drop (a panic
+            // payload or an error type may panic when dropped): neither may
+            // end the schedule, nor may the payload of their panic.
+            run_contained(|| match on_error.as_mut() {
+                Some(hook) => hook(err),
+                None => drop(err),
+            });
         }
         if control.state() == State::Cancelled {
             return;
         }
-        // Fixed delay: the next run is one period after this one ended.
-        let next = Instant::now()
-            .checked_add(period)
-            .unwrap_or_else(|| sleep.deadline());
-        if Pin::new(&mut sleep).try_reset(next).is_err() {
+        // Fixed delay: the next run is one period after this one ended, on
+        // the timer's clock. A period too long for the clock saturates as a
+        // sleep's does (never), rather than overflowing into a deadline that
+        // has passed, which would run the task back to back.
+        if Pin::new(&mut sleep).try_reset_after(period).is_err() {
             // The timer shut down during the run: no run starts again.
             control.cancel();
             return;
         }
+    }
+}
+
+/// One run, with every panic of user code in it caught and reported as the
+/// run's failure: calling the task, polling its future, dropping the future
+/// (done or panicked), and turning the output into a result (which drops the
+/// output, or calls a custom [`RunOutcome`]).
+async fn run_once<F, Fut>(task: &mut F, run: u64) -> Result<(), RunError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future,
+    Fut::Output: RunOutcome,
+{
+    // Calling the closure may panic too, before there is a future.
+    let future = catch_unwind(AssertUnwindSafe(task)).map_err(|p| RunError::panicked(run, p))?;
+    let output = CatchUnwind::new(future)
+        .await
+        .map_err(|p| RunError::panicked(run, p))?;
+    match catch_unwind(AssertUnwindSafe(|| output.into_result())) {
+        Ok(result) => result.map_err(|e| RunError::failed(run, e)),
+        Err(payload) => Err(RunError::panicked(run, payload)),
     }
 }
 
@@ -273,13 +253,25 @@ async fn run_loop<F, Fut>(
 /// (rounded up to the timer's tick, like every deadline on the wheel). Runs
 /// never overlap, and a slow run or a stall never causes a burst of catch-up
 /// runs; a run that takes longer than the period just pushes the next one
-/// back. A zero period is raised to the timer's tick.
+/// back. A zero period is raised to the timer's tick. A period too long for
+/// the clock (beyond about 292 years, such as `Duration::MAX`) saturates as a
+/// sleep's does: no run is ever followed by another, however far the clock
+/// moves (and with the default initial delay of one period, no run comes at
+/// all); cancel and shutdown still end the schedule.
 ///
 /// # Failures
 ///
 /// A run that returns `Err` or panics is counted
 /// ([`failures`](PeriodicTask::failures)) and reported to the
 /// [`on_error`](ScheduleEvery::on_error) hook, and the schedule goes on.
+/// That holds wherever the run panics: in the task closure, in its future's
+/// `poll`, when the future is dropped (once it is done, or after its own
+/// panic), or when its output is dropped (or converted, for a custom
+/// [`RunOutcome`]). A panic payload that panics again when dropped is
+/// contained too, and so are panics in the hook and in dropping the
+/// [`RunError`] (with or without a hook). The one panic nothing can catch is
+/// one raised while another unwinds (a local of an `async` block that panics
+/// when dropped during the block's own panic): Rust aborts the process then.
 ///
 /// # Cancellation
 ///
@@ -312,7 +304,7 @@ async fn run_loop<F, Fut>(
 /// # }
 /// ```
 pub struct PeriodicTask {
-    control: Arc<Control>,
+    shared: Arc<Shared>,
     period: Duration,
 }
 
@@ -321,28 +313,23 @@ impl PeriodicTask {
     /// if it was already stopped (an earlier `cancel`, or the timer's
     /// shutdown).
     pub fn cancel(&self) -> bool {
-        if self.control.cancel() {
-            self.control.cancelled.notify_one();
-            true
-        } else {
-            false
-        }
+        self.shared.control.cancel()
     }
 
     /// `true` once the schedule is stopped: by [`cancel`](PeriodicTask::cancel),
     /// or by the timer's shutdown (once the loop has seen it).
     pub fn is_cancelled(&self) -> bool {
-        self.control.state() == State::Cancelled
+        self.shared.control.state() == State::Cancelled
     }
 
     /// How many runs have completed, good or failed.
     pub fn runs(&self) -> u64 {
-        self.control.runs.load(Ordering::Acquire)
+        self.shared.runs.load(Ordering::Acquire)
     }
 
     /// How many runs failed (returned `Err` or panicked).
     pub fn failures(&self) -> u64 {
-        self.control.failures.load(Ordering::Acquire)
+        self.shared.failures.load(Ordering::Acquire)
     }
 
     /// The delay between the end of one run and the start of the next.
@@ -355,7 +342,7 @@ impl fmt::Debug for PeriodicTask {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PeriodicTask")
             .field("period", &self.period)
-            .field("state", &self.control.state())
+            .field("cancelled", &self.is_cancelled())
             .field("runs", &self.runs())
             .field("failures", &self.failures())
             .finish()

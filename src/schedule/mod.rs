@@ -7,12 +7,15 @@
 //! Both spawn one task on the runtime that hosts the timer's driver; the task
 //! waits on a wheel `Sleep`, so no user code ever runs on the driver.
 //!
+//! - `control.rs`: the cancel handshake a handle shares with its task.
 //! - `once.rs`: the one-shot handle and its cancel race.
 //! - `every.rs`: the periodic builder, loop and handle.
 //! - `run_error.rs`: what a failed periodic run reports.
-//! - `catch_unwind.rs`: keeps a panicking run from ending the schedule.
+//! - `catch_unwind.rs`: catches a future's panic in `poll` and in its drop,
+//!   so a panicking run does not end the schedule.
 
 mod catch_unwind;
+mod control;
 mod every;
 mod once;
 mod run_error;
@@ -33,9 +36,10 @@ impl Timer {
     /// Netty's `newTimeout`; the handle can cancel it until then.
     ///
     /// The future starts at the first tick boundary at or after the deadline
-    /// (never before). Its output is dropped; a panic in it ends only its own
-    /// task, as with `tokio::spawn`. See [`ScheduledTask`] for cancellation
-    /// and shutdown.
+    /// (never before). Its output is dropped; a panic in it (in `poll`, or
+    /// when it or its output is dropped) ends only its own task, as with
+    /// `tokio::spawn`. See [`ScheduledTask`] for failures, cancellation and
+    /// shutdown.
     ///
     /// # Panics
     ///
@@ -110,8 +114,9 @@ impl Timer {
     ///
     /// `task` returns a future whose output is `()` or a `Result` (see
     /// [`RunOutcome`]); a run that returns `Err` or panics is reported to the
-    /// [`on_error`](ScheduleEvery::on_error) hook and the schedule goes on.
-    /// Call [`start`](ScheduleEvery::start) on the result to begin; see
+    /// [`on_error`](ScheduleEvery::on_error) hook and the schedule goes on,
+    /// wherever the run panics (the closure, its future, or either's drop;
+    /// see [`PeriodicTask`]'s failures). Call [`start`](ScheduleEvery::start) on the result to begin; see
     /// [`PeriodicTask`] for the exact timing, cancellation and shutdown.
     ///
     /// A zero `period` is raised to the timer's [`tick`](Timer::tick).

@@ -1,68 +1,22 @@
 //! [`ScheduledTask`]: a future spawned on the timer's runtime once a delay
 //! has passed, unless cancelled first (Netty's `Timeout`).
 //!
-//! The spawned task waits on a wheel [`Sleep`] and a `Notify`; whoever wins
-//! the compare-and-swap out of `WAITING` (the task, to start the future, or
-//! [`ScheduledTask::cancel`]) decides whether the future ever runs. The
-//! future is not polled before that swap, so a successful cancel is final.
+//! The spawned task waits on a wheel [`Sleep`] and on its [`Control`]'s
+//! cancel; whoever moves the control out of `Waiting` first (the task, to
+//! start the future, or [`ScheduledTask::cancel`]) decides whether the
+//! future ever runs. The future is not polled before that, so a successful
+//! cancel is final.
 
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::schedule::catch_unwind::CatchUnwind;
+use crate::schedule::control::{Control, State};
 use crate::sleep::Sleep;
 use crate::Timer;
-
-/// Where a one-shot task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// Waiting for its deadline.
-    Waiting,
-    /// The deadline passed and the future was started.
-    Started,
-    /// Cancelled (by `cancel` or by the timer's shutdown) before it started.
-    Cancelled,
-}
-
-impl State {
-    const WAITING: u8 = 0;
-    const STARTED: u8 = 1;
-    const CANCELLED: u8 = 2;
-
-    fn from_u8(v: u8) -> State {
-        match v {
-            Self::WAITING => State::Waiting,
-            Self::STARTED => State::Started,
-            _ => State::Cancelled,
-        }
-    }
-}
-
-/// State shared by the handle and the spawned task.
-#[derive(Debug)]
-struct Control {
-    state: AtomicU8,
-    /// Wakes the waiting task at once on `cancel`, so the future (and
-    /// whatever it owns) is dropped promptly rather than at the deadline.
-    cancelled: Notify,
-}
-
-impl Control {
-    /// Moves out of `Waiting`; `true` if this call did.
-    fn leave_waiting(&self, to: u8) -> bool {
-        self.state
-            .compare_exchange(State::WAITING, to, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-    }
-
-    fn state(&self) -> State {
-        State::from_u8(self.state.load(Ordering::Acquire))
-    }
-}
 
 /// Spawns the waiting task for [`Timer::schedule`] and
 /// [`Timer::schedule_at`].
@@ -71,28 +25,31 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let control = Arc::new(Control {
-        state: AtomicU8::new(State::WAITING),
-        cancelled: Notify::new(),
-    });
+    let control = Arc::new(Control::new());
     let deadline = sleep.deadline();
     let task = control.clone();
     timer.runtime().spawn(async move {
         tokio::select! {
             biased;
-            () = task.cancelled.notified() => return,
+            () = task.cancelled() => return,
             () = &mut sleep => {}
         }
         // A shutdown ends every sleep early; a task that has not started by
         // then never runs.
         if sleep.timer_is_shut_down() {
-            task.leave_waiting(State::CANCELLED);
+            task.cancel();
             return;
         }
         drop(sleep);
-        if task.leave_waiting(State::STARTED) {
+        if task.start() {
             drop(task);
-            future.await;
+            // A panic in `poll` would drop the future during the unwind, and
+            // a second panic in its drop would abort the process: catch the
+            // first, drop the future, then let the panic end this task, as
+            // it would under `tokio::spawn`.
+            if let Err(payload) = CatchUnwind::new(future).await {
+                std::panic::resume_unwind(payload);
+            }
         }
     });
     ScheduledTask { control, deadline }
@@ -104,6 +61,17 @@ where
 /// The future is spawned on the runtime that hosts the timer's driver once
 /// its [`deadline`](ScheduledTask::deadline) has passed (at the first tick
 /// boundary at or after it, never before).
+///
+/// # Failures
+///
+/// Nothing reports a run's outcome: the output is dropped. A panic in the
+/// future, in `poll` or when the future or its output is dropped (also a
+/// future dropped unrun after a cancel or shutdown), ends only the task that
+/// holds it, as with `tokio::spawn` (the runtime's panic handling applies);
+/// the timer, its driver and every other task go on. Unlike a bare
+/// `tokio::spawn`, a future that panics in `poll` and again when dropped does
+/// not abort the process: it is dropped after the first panic is caught, not
+/// during its unwind, and that first panic then ends the task.
 ///
 /// # Cancellation
 ///
@@ -163,12 +131,7 @@ impl ScheduledTask {
     /// # }
     /// ```
     pub fn cancel(&self) -> bool {
-        if self.control.leave_waiting(State::CANCELLED) {
-            self.control.cancelled.notify_one();
-            true
-        } else {
-            false
-        }
+        self.control.cancel()
     }
 
     /// `true` if the task was cancelled before it started.

@@ -5,7 +5,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::sync::Mutex;
 
-use crate::schedule::catch_unwind::Panic;
+use crate::unwind::Payload as Panic;
 
 /// A boxed error, as a failed run reports it.
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -15,7 +15,8 @@ pub(crate) type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// (every `std::error::Error + Send + Sync`, `String`, `&'static str`, and
 /// `anyhow::Error` do). An `Err` is reported to the
 /// [`on_error`](crate::ScheduleEvery::on_error) hook; the `Ok` value is
-/// dropped.
+/// dropped. A panic in [`into_result`](RunOutcome::into_result) (a custom
+/// impl's, or the `Ok` value's drop) counts as a panicking run.
 ///
 /// # Examples
 ///
