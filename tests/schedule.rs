@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use common::settle;
 use tickwheel::{PeriodicTask, RunError, RunOutcome, Timer};
 use tokio::time::Instant;
 
@@ -55,13 +54,13 @@ async fn schedule_runs_at_the_deadline_and_not_before() {
     assert_eq!(task.deadline(), log.start + ms(100));
 
     tokio::time::advance(ms(99)).await;
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(log.get(), Vec::<u128>::new(), "ran before its deadline");
     assert!(!task.is_expired());
     assert!(!task.is_cancelled());
 
     tokio::time::advance(ms(1)).await;
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(log.get(), [100]);
     assert!(task.is_expired());
     assert!(!task.is_cancelled());
@@ -97,7 +96,7 @@ async fn cancel_before_the_deadline_prevents_the_run_and_drops_the_future() {
         }
     });
     tokio::time::advance(ms(50)).await;
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(timer.pending(), 1);
 
     assert!(
@@ -109,7 +108,7 @@ async fn cancel_before_the_deadline_prevents_the_run_and_drops_the_future() {
 
     // The future is dropped now, without waiting for the deadline; its sleep
     // leaves the wheel.
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert!(dropped.await.is_err(), "the future was dropped unrun");
     assert_eq!(Instant::now(), start + ms(50));
     assert_eq!(timer.pending(), 0);
@@ -165,7 +164,7 @@ async fn schedule_at_a_past_instant_runs_at_once_and_zero_delay_too() {
         let log = log.clone();
         async move { log.mark() }
     });
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(log.get(), [5, 5]);
     assert!(past.is_expired() && zero.is_expired());
 }
@@ -178,9 +177,9 @@ async fn shutdown_before_the_deadline_cancels_the_task() {
         let ran = ran.clone();
         async move { ran.store(true, Ordering::SeqCst) }
     });
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     timer.shutdown();
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert!(task.is_cancelled());
     assert!(!task.cancel());
     tokio::time::sleep(ms(500)).await;
@@ -417,10 +416,10 @@ async fn cancel_stops_the_schedule_and_lets_a_run_in_progress_finish() {
             }
         })
         .start();
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(timer.pending(), 1);
     assert!(idle.cancel());
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(timer.pending(), 0);
     tokio::time::sleep(ms(500)).await;
     assert_eq!(log.get(), Vec::<u128>::new());
@@ -441,7 +440,7 @@ async fn shutdown_stops_the_schedule() {
         .start();
     tokio::time::sleep(ms(250)).await;
     timer.shutdown();
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert!(task.is_cancelled());
     assert!(!task.cancel());
     tokio::time::sleep(ms(1000)).await;
@@ -514,14 +513,14 @@ async fn runs_once_then_never(period: Duration) {
     // never, as it does for `timer.sleep(period)`.
     for _ in 0..3 {
         tokio::time::advance(40 * YEAR).await;
-        settle().await;
+        tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     }
     assert_eq!(task.runs(), 1, "ran again after 120 years");
     assert_eq!(task.failures(), 0);
     assert!(!task.is_cancelled());
     assert_eq!(timer.pending(), 1, "still waiting, so shutdown reaches it");
     timer.shutdown();
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert!(task.is_cancelled());
     assert_eq!(task.runs(), 1);
 }
@@ -785,7 +784,7 @@ async fn a_scheduled_future_that_panics_when_dropped_ends_only_its_own_task() {
     });
     tokio::time::sleep(ms(5)).await;
     assert!(cancelled.cancel());
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped unrun at once");
 
     tokio::time::sleep(ms(50)).await;
@@ -803,6 +802,6 @@ async fn a_scheduled_future_that_panics_when_dropped_ends_only_its_own_task() {
     timer.sleep(ms(7)).await;
     assert_eq!(start.elapsed(), ms(7));
     assert!(heartbeat.cancel());
-    settle().await;
+    tokio::task::yield_now().await; // the woken task runs, as after tokio::spawn
     assert_eq!(timer.pending(), 0);
 }

@@ -44,14 +44,6 @@ pub fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
     poll_with(fut, Waker::noop())
 }
 
-/// Lets the driver task run (on a current-thread runtime) without moving the
-/// paused clock.
-pub async fn settle() {
-    for _ in 0..8 {
-        tokio::task::yield_now().await;
-    }
-}
-
 /// A runtime with `workers` worker threads (0 for a current-thread runtime),
 /// and a timer whose driver runs on it.
 pub fn runtime_with_timer(workers: usize) -> (tokio::runtime::Runtime, tickwheel::Timer) {
