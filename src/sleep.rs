@@ -317,20 +317,28 @@ impl Sleep {
         self.shard.shared.is_shutdown()
     }
 
-    /// The poll itself, once the task's budget allows it.
-    fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+    /// The poll itself: `Ready(true)` if the sleep just fired after
+    /// waiting in the wheel, `Ready(false)` if it completed without waiting
+    /// (a passed deadline, or already complete).
+    fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         match self.state() {
-            State::Done => Poll::Ready(()),
-            State::Unregistered => self.register(cx.waker()),
+            State::Done => Poll::Ready(false),
+            State::Unregistered => self.register(cx.waker()).map(|()| false),
             State::Registered(key) => {
                 if self.shard.poll_registered(key, cx.waker()) {
                     Poll::Pending
                 } else {
                     self.set_state(State::Done);
-                    Poll::Ready(())
+                    Poll::Ready(true)
                 }
             }
         }
+    }
+
+    /// Polls without consulting tokio's task budget, for a future racing
+    /// this sleep against one that spent the budget (see `Timeout`).
+    pub(crate) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_state(cx).map(drop)
     }
 
     fn register(&mut self, waker: &Waker) -> Poll<()> {
@@ -363,17 +371,22 @@ impl Future for Sleep {
     /// registered timers (some 160 GB of entries).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let poll = this.poll_state(cx);
-        if poll.is_ready() {
-            // Completing takes a unit of tokio's cooperative budget, as with
-            // `tokio::time::Sleep`: a loop of sleeps that complete at once
-            // (zero durations, a shut-down timer) yields to the scheduler
-            // instead of starving it. The sleep stays complete, so the poll
-            // after the yield returns `Ready`. Pending polls, the hot path,
-            // never touch the budget.
+        let waited = std::task::ready!(this.poll_state(cx));
+        if !waited {
+            // Completing without waiting takes a unit of tokio's cooperative
+            // budget, as with `tokio::time::Sleep`: a loop of sleeps that
+            // complete at once (zero durations, passed deadlines) yields to
+            // the scheduler instead of starving it. The sleep stays complete,
+            // so the poll after the yield returns `Ready`.
+            //
+            // A sleep that fired after waiting completes whatever the budget:
+            // it cannot fire again before time passes, so it can starve
+            // nothing, and a future racing it (a `select!` arm that spends the
+            // budget on every poll, hyper's I/O) must not keep it from ever
+            // completing. Pending polls, the hot path, never touch the budget.
             std::task::ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
         }
-        poll
+        Poll::Ready(())
     }
 }
 

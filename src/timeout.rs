@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
+use tokio::task::coop;
 
 use crate::error::Elapsed;
 use crate::sleep::Sleep;
@@ -82,10 +83,20 @@ impl<F: Future> Future for Timeout<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let me = self.project();
+        let had_budget = coop::has_budget_remaining();
         if let Poll::Ready(output) = me.value.poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        match Pin::new(&mut *me.delay).poll(cx) {
+        // If the inner future spent the task's budget, the deadline is
+        // checked regardless of it (tokio's rule for its own `Timeout`):
+        // otherwise a future that spends the budget on every poll would keep
+        // its timeout from ever firing.
+        let delay = if had_budget && !coop::has_budget_remaining() {
+            me.delay.poll_unbudgeted(cx)
+        } else {
+            Pin::new(&mut *me.delay).poll(cx)
+        };
+        match delay {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new(me.delay.ended_by_shutdown()))),
             Poll::Pending => Poll::Pending,
         }
