@@ -103,26 +103,39 @@
 //!   later ones touch nothing shared. No user code runs on the driver, only
 //!   `Waker::wake`.
 //! - **Shutdown.** [`Timer::shutdown`], or the runtime dropping the driver
-//!   task, wakes every registered task; afterwards sleeps complete at once and
-//!   timeouts return [`Elapsed`] with [`Elapsed::is_shutdown`]. No task is
-//!   left waiting on a dead timer.
+//!   task, wakes every registered task: those sleeps complete, and timeouts
+//!   return [`Elapsed`] with [`Elapsed::is_shutdown`]. No task is left
+//!   waiting on a dead timer. A new wait started afterwards panics (the
+//!   `try_*` forms return [`Error::is_shutdown`]), so no loop can spin on a
+//!   dead timer.
 //!
 //! # Precision
 //!
-//! - A timer never fires before its deadline, as measured by
-//!   `tokio::time::Instant::now()`. (The only exception is shutdown, which ends
-//!   every wait; [`Elapsed::is_shutdown`] tells those apart.)
+//! - A timer never fires before its deadline, as measured by its timer's
+//!   clock: the clock of the runtime hosting the driver, wherever the sleep is
+//!   made or polled. (The only exception is shutdown, which ends every wait;
+//!   [`Elapsed::is_shutdown`] tells those apart.)
 //! - Deadlines round up to the next tick boundary, counted from the moment the
-//!   timer was built, so a timer fires at most one tick after its deadline,
-//!   plus the time the runtime takes to run the driver and then the task.
+//!   timer was built, and a sleep completes no later than
+//!   `tokio::time::sleep_until` of that boundary would: at most one tick late
+//!   on a paused clock whose millisecond grid the timer shares (whole-
+//!   millisecond ticks on a `start_paused` runtime), plus under 1 ms of
+//!   tokio's own rounding otherwise, plus the time the runtime takes to run
+//!   the task.
+//! - The driver processes due ticks inside tokio's own timer processing, so
+//!   after `tokio::time::advance(d).await` every wheel sleep due by then has
+//!   been woken, as every `tokio::time::Sleep` has.
 //! - Zero and past deadlines complete on the first poll, without registering:
-//!   `sleep(Duration::ZERO)`, and instants that have passed given to
-//!   `sleep_until`, `timeout_at` or `reset`. (`sleep(d)` reads the clock once,
-//!   when it is created; if `d` has passed by its first poll, the driver wakes
-//!   it as soon as it runs rather than on that poll.)
+//!   `sleep(Duration::ZERO)`, a sleep whose deadline passed before its first
+//!   poll, and instants that have passed given to `sleep_until`, `timeout_at`
+//!   or `reset`.
 //! - Deadlines too far away to represent (beyond about 292 years, such as
-//!   `Duration::MAX`) saturate: they never fire, never overflow, and are still
-//!   woken by shutdown.
+//!   `Duration::MAX`) saturate: they never fire, never overflow, cost the
+//!   driver no wake-up, and are still woken by shutdown.
+//! - Sleeps that complete without waiting take part in tokio's cooperative
+//!   budget; one that fired after waiting completes whatever the budget, and a
+//!   [`Timeout`] checks its deadline outside the budget when its inner future
+//!   spent it, so a busy future never keeps its timer from firing.
 //!
 //! Because the driver sleeps on tokio's clock, tests with
 //! `#[tokio::test(start_paused = true)]` and `tokio::time::advance` drive the

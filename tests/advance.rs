@@ -177,3 +177,52 @@ async fn off_grid_no_later_than_tokio_at_the_tick_boundary() {
         }
     }
 }
+
+/// With a tick that is not a whole number of milliseconds, `advance` is
+/// exactly as precise as tokio's own timers at the tick boundary: the wheel
+/// sleep is woken by the same `advance` that wakes
+/// `tokio::time::sleep_until(boundary)`, never by an earlier one, and never
+/// before its deadline.
+#[tokio::test(start_paused = true)]
+async fn sub_millisecond_ticks_wake_with_tokio_at_the_boundary() {
+    let tick = Duration::from_micros(1500);
+    let timer = Timer::builder().tick(tick).build().unwrap();
+    tokio::task::yield_now().await;
+    let origin = Instant::now();
+    let mut wheel = task::spawn(timer.sleep(MS)); // boundary: 1.5 ms
+    let mut tokio = task::spawn(tokio::time::sleep_until(origin + tick));
+    assert_pending!(wheel.poll());
+    assert_pending!(tokio.poll());
+    let step = Duration::from_micros(250);
+    while !tokio.is_woken() {
+        assert!(!wheel.is_woken(), "woken before tokio at the boundary");
+        advance(step).await;
+    }
+    assert!(wheel.is_woken(), "tokio at the boundary woke first");
+    assert!(Instant::now() >= origin + tick);
+    assert_ready!(wheel.poll());
+}
+
+/// The documented far-future behaviours: a `Duration::MAX` sleep never
+/// fires, while an interval whose period overflows ticks once, then again
+/// after about 30 years (as tokio's does), not never and not at once.
+#[tokio::test(start_paused = true)]
+async fn duration_max_never_fires_but_an_overflowing_interval_ticks_after_30_years() {
+    const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
+    let timer = Timer::new();
+    let start = Instant::now();
+    let mut forever = task::spawn(timer.sleep(Duration::MAX));
+    assert_pending!(forever.poll());
+    let mut interval = timer.interval(Duration::MAX);
+    assert_eq!(interval.tick().await, start);
+    let mut next = task::spawn(interval.tick());
+    assert_pending!(next.poll());
+    advance(30 * YEAR - Duration::from_secs(1)).await;
+    assert!(!next.is_woken(), "ticked before about 30 years");
+    advance(Duration::from_secs(1)).await;
+    assert!(next.is_woken());
+    assert_eq!(assert_ready!(next.poll()), start + 30 * YEAR);
+    advance(100 * YEAR).await;
+    assert!(!forever.is_woken());
+    assert_pending!(forever.poll());
+}
