@@ -1381,6 +1381,39 @@ fn a_runtime_with_wheel_timers_shuts_down_promptly() {
     }
 }
 
+/// time_rt.rs `tickspace`: a sleep whose timer runs on one paused runtime,
+/// reset from inside another whose paused clock reads later, keeps the
+/// timer's clock: it completes 2 ms after the first runtime's start, not at
+/// once. tickwheel reads the calling runtime's clock in `reset` (and in
+/// `sleep(d)`), so the reset takes the deadline for passed.
+#[test]
+#[ignore = "tickwheel differs: reset reads the calling runtime's clock, not the timer's"]
+fn a_sleep_reset_from_another_paused_runtime_keeps_the_timers_clock() {
+    let paused_rt = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap()
+    };
+    let first = paused_rt();
+    std::thread::sleep(ms(5)); // the second runtime's paused clock reads 5 ms later
+    let second = paused_rt();
+    let timer = timer_on(&first);
+    let mut sleep = {
+        let _in_first = first.enter();
+        timer.sleep(ms(1))
+    };
+    let deadline = sleep.deadline();
+    second.block_on(async { Pin::new(&mut sleep).reset(deadline + ms(1)) });
+    let waited = first.block_on(async {
+        let start = Instant::now();
+        (&mut sleep).await;
+        start.elapsed()
+    });
+    assert_eq!(waited, ms(2));
+}
+
 /// time_rt.rs / rt_common.rs on a multi-thread runtime, at scale: sleeps
 /// registered, polled and fired across worker threads (including sleeps
 /// polled first on one task and then awaited on another) never complete
