@@ -493,7 +493,6 @@ async fn a_waker_may_drop_sleeps_while_being_woken() {
 /// time_pause.rs `advance_once_with_timer`: a polled sleep is woken when one
 /// `advance` jumps past its deadline, and not by one that stops short.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn advance_past_the_deadline_wakes_the_sleep() {
     let timer = timer_1ms();
     let mut sleep = task::spawn(timer.sleep(ms(1)));
@@ -509,7 +508,6 @@ async fn advance_past_the_deadline_wakes_the_sleep() {
 /// time_pause.rs `advance_multi_with_timer`: a polled sleep is woken by the
 /// `advance` step that lands exactly on its deadline, not one step before.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn advance_in_steps_onto_the_deadline_wakes_the_sleep_not_before() {
     let timer = timer_1ms();
     let mut sleep = task::spawn(timer.sleep(ms(1)));
@@ -528,7 +526,6 @@ async fn advance_in_steps_onto_the_deadline_wakes_the_sleep_not_before() {
 /// As above, with the default 10 ms tick: a deadline between boundaries is
 /// woken when `advance` reaches the boundary after it, not at the deadline.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn advance_to_the_rounded_deadline_wakes_the_sleep() {
     let timer = Timer::new();
     let start = Instant::now();
@@ -773,7 +770,6 @@ async fn a_timeout_at_now_or_earlier_elapses_on_the_first_poll() {
 /// future is woken when `advance` reaches its deadline (not 1 ms before)
 /// and elapses.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn advance_to_the_deadline_elapses_the_timeout() {
     let timer = timer_1ms();
     let mut fut = task::spawn(timer.timeout_at(Instant::now() + ms(300), pending::<()>()));
@@ -826,7 +822,6 @@ async fn into_inner_gives_back_the_future_unharmed() {
 /// elapsing. Real clock: a task that never idles never lets the paused clock
 /// auto-advance. The outer `tokio::time::timeout` only bounds the test.
 #[tokio::test]
-#[ignore = "tickwheel bug: Timeout never elapses when its future exhausts the task budget"]
 async fn a_budget_hungry_future_cannot_starve_its_timeout() {
     let timer = timer_1ms();
     let hungry = async {
@@ -865,7 +860,6 @@ async fn the_first_tick_is_immediate() {
 /// time_interval.rs `burst`, time_pause.rs `interval`: after a stall, the
 /// missed ticks are all ready at once, then the schedule goes on.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn burst_catches_up_after_a_stall() {
     let timer = timer_1ms();
     let start = Instant::now();
@@ -886,7 +880,6 @@ async fn burst_catches_up_after_a_stall() {
 /// time_interval.rs `delay`: after a stall, the next tick is a period after
 /// the late one completed.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn delay_restarts_the_schedule_after_a_stall() {
     let timer = timer_1ms();
     let start = Instant::now();
@@ -908,7 +901,6 @@ async fn delay_restarts_the_schedule_after_a_stall() {
 /// time_interval.rs `skip`: after a stall, the missed ticks are dropped and
 /// the next one is back on the original grid.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn skip_drops_missed_ticks_after_a_stall() {
     let timer = timer_1ms();
     let start = Instant::now();
@@ -964,7 +956,6 @@ async fn missed_tick_behaviours_after_an_awaited_stall() {
 /// time_interval.rs `reset`, `reset_immediately`, `reset_after`, `reset_at`,
 /// `reset_at_bigger_than_interval`, polled after `advance`.
 #[tokio::test(start_paused = true)]
-#[ignore = "fails until advance wakes wheel sleeps (issue 10 item 2)"]
 async fn interval_resets_under_advance() {
     type Reset = fn(&mut Interval);
     let cases: [(&str, Reset, Script); 5] = [
@@ -1387,7 +1378,6 @@ fn a_runtime_with_wheel_timers_shuts_down_promptly() {
 /// once. tickwheel reads the calling runtime's clock in `reset` (and in
 /// `sleep(d)`), so the reset takes the deadline for passed.
 #[test]
-#[ignore = "tickwheel differs: reset reads the calling runtime's clock, not the timer's"]
 fn a_sleep_reset_from_another_paused_runtime_keeps_the_timers_clock() {
     let paused_rt = || {
         tokio::runtime::Builder::new_current_thread()
