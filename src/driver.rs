@@ -128,6 +128,7 @@ impl Driver {
     fn scan_locked(&self, buffer: &mut Vec<Waker>, wake_up: bool) -> Next {
         let inner = &*self.inner;
         let shared = &inner.shared;
+        shared.look_for_pause();
         shared.begin_scan();
         // The clock is read after `begin_scan`: a registration that missed
         // this reading sees the cleared target and notifies.

@@ -126,9 +126,11 @@
 //!   after `tokio::time::advance(d).await` every wheel sleep due by then has
 //!   been woken, as every `tokio::time::Sleep` has.
 //! - Zero and past deadlines complete on the first poll, without registering:
-//!   `sleep(Duration::ZERO)`, a sleep whose deadline passed before its first
-//!   poll, and instants that have passed given to `sleep_until`, `timeout_at`
-//!   or `reset`.
+//!   `sleep(Duration::ZERO)`, and instants that have passed given to
+//!   `sleep_until`, `timeout_at` or `reset`. On a paused test clock, so does
+//!   a `sleep(d)` whose `d` an `advance` passed before its first poll; on a
+//!   running clock the driver wakes such a sleep on its next pass instead
+//!   (the first poll skips a second clock read).
 //! - Deadlines too far away to represent (beyond about 292 years, such as
 //!   `Duration::MAX`) saturate: they never fire, never overflow, cost the
 //!   driver no wake-up, and are still woken by shutdown.

@@ -40,6 +40,10 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// Where `now` is read: the driver's runtime's clock.
     source: TimeSource,
+    /// Set for good once that clock has been seen standing still (tokio's
+    /// test clock, paused): from then on a sleep's first poll reads the
+    /// clock, so a deadline an `advance` passed is `Ready` on that poll.
+    paused_seen: AtomicBool,
     /// The earliest tick the driver is known to wake for; `u64::MAX` while it
     /// scans or has nothing to wait for.
     target: AtomicU64,
@@ -56,6 +60,7 @@ impl Shared {
         Shared {
             clock,
             source,
+            paused_seen: AtomicBool::new(false),
             target: AtomicU64::new(u64::MAX),
             notify: Signal::new(),
             shutdown: AtomicBool::new(false),
@@ -70,6 +75,22 @@ impl Shared {
     /// The current time on the timer's clock (its driver's runtime's).
     pub(crate) fn now(&self) -> Instant {
         self.source.now()
+    }
+
+    /// Whether the timer's clock has been seen paused (see `paused_seen`).
+    pub(crate) fn clock_paused(&self) -> bool {
+        self.paused_seen.load(Ordering::Relaxed)
+    }
+
+    /// Looks whether the timer's clock stands still (two readings in a row
+    /// agree to the nanosecond, which a running clock never does) and
+    /// remembers it. Called when the timer is built and on every driver
+    /// pass, both on the driver's runtime; a clock that cannot be paused is
+    /// never looked at.
+    pub(crate) fn look_for_pause(&self) {
+        if self.source.may_pause() && !self.clock_paused() && self.now() == self.now() {
+            self.paused_seen.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The current time as an offset from the timer's origin.

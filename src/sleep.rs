@@ -22,17 +22,22 @@ use crate::shard::Shard;
 use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 
 /// `key` values above every real slab key name the other states.
-const UNREGISTERED: u32 = u32::MAX;
+const UNCHECKED: u32 = u32::MAX;
+const IN_FUTURE: u32 = u32::MAX - 1;
 const DONE: u32 = u32::MAX - 2;
 
 /// Where a sleep stands, decoded from its `key` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Not in the wheel yet: it registers on its next poll, unless its
-    /// deadline has passed by then (the poll reads the timer's clock, so a
-    /// sleep whose deadline passed before its first poll is `Ready` on it,
-    /// as tokio's is).
-    Unregistered,
+    /// Not in the wheel yet: it registers on its first poll, unless its
+    /// deadline has passed by then. `checked` means the deadline was seen to
+    /// be in the future when it was set (by `sleep(d)`, or a reset), so on a
+    /// running clock the first poll need not read the clock again (if the
+    /// deadline passed meanwhile, the driver fires it on its next pass). On
+    /// a clock seen paused (tokio's test clock) the first poll always reads
+    /// it, so a deadline an `advance` passed is `Ready` on that poll, as
+    /// tokio's is.
+    Unregistered { checked: bool },
     /// In the wheel under this key.
     Registered(Key),
     /// Completed; polls return `Ready` until a `reset`.
@@ -92,26 +97,30 @@ pub struct Sleep {
 }
 
 impl Sleep {
-    /// A sleep until `deadline` (an offset), registering on its first poll.
-    pub(crate) fn new(shard: Arc<Shard>, deadline: i64) -> Self {
-        Sleep {
+    /// A sleep until `deadline` (an offset), registering on its first poll;
+    /// `checked` as in [`State::Unregistered`].
+    pub(crate) fn new(shard: Arc<Shard>, deadline: i64, checked: bool) -> Self {
+        let mut sleep = Sleep {
             shard,
             deadline,
-            key: UNREGISTERED,
+            key: UNCHECKED,
             generation: 0,
-        }
+        };
+        sleep.set_state(State::Unregistered { checked });
+        sleep
     }
 
     /// A sleep that is already complete (a zero duration).
     pub(crate) fn done(shard: Arc<Shard>, deadline: i64) -> Self {
-        let mut sleep = Sleep::new(shard, deadline);
+        let mut sleep = Sleep::new(shard, deadline, true);
         sleep.set_state(State::Done);
         sleep
     }
 
     fn state(&self) -> State {
         match self.key {
-            UNREGISTERED => State::Unregistered,
+            UNCHECKED => State::Unregistered { checked: false },
+            IN_FUTURE => State::Unregistered { checked: true },
             DONE => State::Done,
             index => State::Registered(Key {
                 index,
@@ -122,7 +131,8 @@ impl Sleep {
 
     fn set_state(&mut self, state: State) {
         self.key = match state {
-            State::Unregistered => UNREGISTERED,
+            State::Unregistered { checked: false } => UNCHECKED,
+            State::Unregistered { checked: true } => IN_FUTURE,
             State::Done => DONE,
             State::Registered(key) => {
                 debug_assert!(key.index < MAX_KEY);
@@ -180,7 +190,7 @@ impl Sleep {
         match self.state() {
             State::Done => true,
             State::Registered(key) => !self.shard.is_live(key),
-            State::Unregistered => false,
+            State::Unregistered { .. } => false,
         }
     }
 
@@ -278,7 +288,7 @@ impl Sleep {
             this.set_state(if passed {
                 State::Done
             } else {
-                State::Unregistered
+                State::Unregistered { checked: true }
             });
             return Ok(());
         };
@@ -291,7 +301,7 @@ impl Sleep {
         }
         match this.shard.reset(key, Clock::wheel_ns(new)) {
             Reset::Moved { .. } => {}
-            Reset::Stale => this.set_state(State::Unregistered),
+            Reset::Stale => this.set_state(State::Unregistered { checked: true }),
             Reset::Elapsed(waker) => {
                 this.set_state(State::Done);
                 waker.wake();
@@ -323,7 +333,7 @@ impl Sleep {
     fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         match self.state() {
             State::Done => Poll::Ready(false),
-            State::Unregistered => self.register(cx.waker()).map(|()| false),
+            State::Unregistered { checked } => self.register(checked, cx.waker()).map(|()| false),
             State::Registered(key) => {
                 if self.shard.poll_registered(key, cx.waker()) {
                     Poll::Pending
@@ -341,8 +351,9 @@ impl Sleep {
         self.poll_state(cx).map(drop)
     }
 
-    fn register(&mut self, waker: &Waker) -> Poll<()> {
-        if self.deadline <= self.shard.shared.now_offset() {
+    fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
+        let shared = &self.shard.shared;
+        if (!checked || shared.clock_paused()) && self.deadline <= shared.now_offset() {
             self.set_state(State::Done);
             return Poll::Ready(());
         }
@@ -430,9 +441,10 @@ mod tests {
             None,
         ));
         let shard = Arc::new(Shard::new(crate::wheel::Wheel::new(8, 1_000_000), shared));
-        let mut s = Sleep::new(shard, 5);
+        let mut s = Sleep::new(shard, 5, false);
         for state in [
-            State::Unregistered,
+            State::Unregistered { checked: false },
+            State::Unregistered { checked: true },
             State::Done,
             State::Registered(Key {
                 index: 7,

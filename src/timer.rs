@@ -152,6 +152,10 @@ impl Timer {
             TimeSource::for_runtime(handle),
             config.max_pending,
         ));
+        {
+            let _guard = handle.enter();
+            shared.look_for_pause();
+        }
         let shards = (0..shard_count())
             .map(|_| {
                 Arc::new(Shard::new(
@@ -497,9 +501,9 @@ impl Timer {
                 if duration.is_zero() {
                     return Ok(Sleep::done(shard, deadline));
                 }
-                Ok(Sleep::new(shard, deadline))
+                Ok(Sleep::new(shard, deadline, true))
             }
-            Until::At(instant) => Ok(Sleep::new(shard, clock.offset(instant))),
+            Until::At(instant) => Ok(Sleep::new(shard, clock.offset(instant), false)),
         }
     }
 }
