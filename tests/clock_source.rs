@@ -90,3 +90,36 @@ fn a_paused_runtime_does_not_move_a_real_time_timers_deadlines() {
         );
     });
 }
+
+/// The same from inside a task spawned on the other runtime, which reads
+/// the clock several times (a task seen once is remembered: every later
+/// read must still use the timer's clock, not the task's runtime's).
+#[test]
+fn a_task_of_another_runtime_keeps_using_the_timers_clock() {
+    let home = paused_runtime();
+    let away = paused_runtime();
+    let timer = Timer::builder()
+        .tick(MS)
+        .runtime(home.handle().clone())
+        .build()
+        .unwrap();
+    away.block_on(tokio::time::advance(10 * MS));
+    let home_now = home.block_on(async { Instant::now() });
+    let task = away.spawn({
+        let timer = timer.clone();
+        async move {
+            let mut deadlines = Vec::new();
+            for _ in 0..3 {
+                deadlines.push(timer.sleep(100 * MS).deadline());
+                tokio::task::yield_now().await;
+            }
+            let mut sleep = timer.sleep(Duration::from_secs(60));
+            assert!(futures::poll!(&mut sleep).is_pending());
+            Pin::new(&mut sleep).reset(home_now + 5 * MS);
+            assert!(!sleep.is_elapsed(), "reset to the timer's future completed");
+            deadlines
+        }
+    });
+    let deadlines = away.block_on(task).unwrap();
+    assert_eq!(deadlines, vec![home_now + 100 * MS; 3]);
+}
