@@ -42,12 +42,13 @@ use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
 use tokio::runtime::RuntimeFlavor;
 use tokio::time::Instant;
 
+use crate::doorbell::Doorbell;
 use crate::timer::Inner;
 use crate::trace::{debug, trace};
 use crate::unwind;
@@ -93,10 +94,8 @@ struct Driver {
     inner: Arc<Inner>,
     /// One scan at a time; holds the waker buffer that scan fills.
     scan: Mutex<Vec<Waker>>,
-    /// The driver task's waker, for the hook to wake after it fired.
-    task: Mutex<Option<Waker>>,
-    /// Set by the hook when tokio fired the driver's sleep.
-    fired: AtomicBool,
+    /// Rung by the hook after it fired, to make the task re-arm.
+    doorbell: Doorbell,
     /// Set by the hook when it found a scan under way and left the work to
     /// the task's next pass.
     missed: AtomicBool,
@@ -175,29 +174,6 @@ impl Driver {
             None => Next::Nothing { pending },
         }
     }
-
-    /// Wakes the driver task (after the hook fired).
-    fn wake_task(&self) {
-        self.fired.store(true, Ordering::SeqCst);
-        let task = self
-            .task
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(task) = task {
-            task.wake();
-        }
-    }
-
-    /// Resolves once the hook has fired since the last call.
-    fn hook_fired(&self, cx: &mut Context<'_>) -> Poll<()> {
-        *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(cx.waker().clone());
-        if self.fired.swap(false, Ordering::SeqCst) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    }
 }
 
 /// The driver's waker for its tokio sleep: woken by tokio's time driver, it
@@ -221,7 +197,7 @@ impl Wake for Hook {
                 Err(_) => driver.missed.store(true, Ordering::SeqCst),
             }
         }
-        driver.wake_task();
+        driver.doorbell.ring();
     }
 }
 
@@ -250,8 +226,7 @@ async fn drive(inner: &Arc<Inner>) {
     let driver = Arc::new(Driver {
         inner: inner.clone(),
         scan: Mutex::new(Vec::with_capacity(WAKE_BATCH)),
-        task: Mutex::new(None),
-        fired: AtomicBool::new(false),
+        doorbell: Doorbell::new(),
         missed: AtomicBool::new(false),
     });
     let hook = Waker::from(Arc::new(Hook(driver.clone())));
@@ -330,7 +305,7 @@ async fn drive(inner: &Arc<Inner>) {
         timer_fired = tokio::select! {
             biased;
             () = shared.notified() => false,
-            () = poll_fn(|cx| driver.hook_fired(cx)) => true,
+            () = poll_fn(|cx| driver.doorbell.poll_rung(cx)) => true,
         };
         wake_up = !timer_fired;
     }

@@ -217,6 +217,7 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
 
 mod builder;
 mod clock;
+mod doorbell;
 mod driver;
 mod error;
 mod integrations;

@@ -55,7 +55,7 @@ fn shard(max_pending: Option<usize>) -> Arc<Shard> {
     Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared))
 }
 
-/// One driver pass over `shard` at `now_tick`, as `driver::advance_all` does
+/// One driver pass over `shard` at `now_tick`, as the driver's scan does
 /// it: announce the scan, fire what is due, wake outside the lock, publish
 /// the next tick. Returns that tick.
 fn driver_pass(shard: &Shard, now_tick: u64) -> Option<u64> {
@@ -245,5 +245,28 @@ fn loom_capacity_is_never_exceeded_or_leaked() {
         let theirs = other.join().unwrap();
         assert!(mine || theirs, "a limit of 1 refused both");
         assert_eq!(shard.shared.live(), Some(0), "a unit leaked");
+    });
+}
+
+/// The driver's hook rings the doorbell (after processing, on the thread
+/// that runs tokio's timers) while the driver task looks at it: the task
+/// either sees the ring or is woken to look again, and then sees it.
+#[test]
+fn loom_doorbell_never_loses_a_ring() {
+    loom::model(|| {
+        let bell = Arc::new(crate::doorbell::Doorbell::new());
+        let (count, waker) = counter();
+        let hook = {
+            let bell = bell.clone();
+            loom::thread::spawn(move || bell.ring())
+        };
+        let mut cx = std::task::Context::from_waker(&waker);
+        let first = bell.poll_rung(&mut cx);
+        hook.join().unwrap();
+        if first.is_pending() {
+            assert_eq!(wakes(&count), 1, "the ring neither seen nor woken");
+            assert!(bell.poll_rung(&mut cx).is_ready());
+        }
+        assert!(bell.poll_rung(&mut cx).is_pending(), "one ring, seen once");
     });
 }

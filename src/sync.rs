@@ -2,9 +2,10 @@
 //! place so the loom models (`src/loom_tests.rs`, built with
 //! `RUSTFLAGS="--cfg tickwheel_loom"`) can swap in loom's checked versions.
 //!
-//! Only state that crosses between a `Sleep` and the driver goes through
-//! here: the shard locks, the driver's wake-up target and shutdown flag, the
-//! capacity budget, and the signal that wakes a parked driver. Under loom the
+//! Only state that crosses between a `Sleep` and the driver, or between the
+//! driver's hook and its task, goes through here: the shard locks, the
+//! driver's wake-up target and shutdown flag, the capacity budget, the signal
+//! that wakes a parked driver, and the hook's doorbell. Under loom the
 //! signal is a permit flag the models can read; otherwise it is tokio's
 //! `Notify`, whose `notify_one` also stores a permit when nobody waits.
 
