@@ -22,12 +22,17 @@ fn paused_runtime() -> tokio::runtime::Runtime {
 
 const MS: Duration = Duration::from_millis(1);
 
-/// Two paused runtimes whose clocks are 10 ms apart; the timer lives on the
-/// one behind. A reset made from the one ahead to 5 ms in the timer's future
-/// must wait, not complete at once; a sleep made there must end `d` after
-/// the timer's now, not the other runtime's.
-#[test]
-fn sleeps_made_or_reset_from_another_runtime_use_the_timers_clock() {
+/// Two paused runtimes, `away`'s clock 10 ms ahead of `home`'s, and a 1 ms
+/// timer whose driver runs on `home`.
+struct Apart {
+    home: tokio::runtime::Runtime,
+    away: tokio::runtime::Runtime,
+    timer: Timer,
+    /// `home`'s now (the timer's).
+    home_now: Instant,
+}
+
+fn two_clocks_apart() -> Apart {
     let home = paused_runtime();
     let away = paused_runtime();
     let timer = Timer::builder()
@@ -39,6 +44,26 @@ fn sleeps_made_or_reset_from_another_runtime_use_the_timers_clock() {
     let home_now = home.block_on(async { Instant::now() });
     let away_now = away.block_on(async { Instant::now() });
     assert!(away_now >= home_now + 9 * MS, "the clocks must differ");
+    Apart {
+        home,
+        away,
+        timer,
+        home_now,
+    }
+}
+
+/// Two paused runtimes whose clocks are 10 ms apart; the timer lives on the
+/// one behind. A reset made from the one ahead to 5 ms in the timer's future
+/// must wait, not complete at once; a sleep made there must end `d` after
+/// the timer's now, not the other runtime's.
+#[test]
+fn sleeps_made_or_reset_from_another_runtime_use_the_timers_clock() {
+    let Apart {
+        home,
+        away,
+        timer,
+        home_now,
+    } = two_clocks_apart();
 
     let (counter, waker) = CountingWaker::new();
     let (sleep, fresh) = away.block_on(async {
@@ -96,15 +121,12 @@ fn a_paused_runtime_does_not_move_a_real_time_timers_deadlines() {
 /// read must still use the timer's clock, not the task's runtime's).
 #[test]
 fn a_task_of_another_runtime_keeps_using_the_timers_clock() {
-    let home = paused_runtime();
-    let away = paused_runtime();
-    let timer = Timer::builder()
-        .tick(MS)
-        .runtime(home.handle().clone())
-        .build()
-        .unwrap();
-    away.block_on(tokio::time::advance(10 * MS));
-    let home_now = home.block_on(async { Instant::now() });
+    let Apart {
+        home: _home, // the timer's runtime: it must outlive the test
+        away,
+        timer,
+        home_now,
+    } = two_clocks_apart();
     let task = away.spawn({
         let timer = timer.clone();
         async move {
