@@ -34,7 +34,7 @@ const OVERLOADED_FOR: Duration = Duration::from_secs(2);
 /// that every call takes 20 ms.
 async fn server_call(timer: &Timer, started: Instant, call: u64, attempt: u64) -> u64 {
     let overloaded = started.elapsed() < OVERLOADED_FOR;
-    let stalls = !(call * 7 + attempt * 13).is_multiple_of(10);
+    let stalls = (call * 7 + attempt * 13) % 10 != 0;
     let latency = if overloaded && stalls {
         Duration::from_secs(1)
     } else {

@@ -214,6 +214,9 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
     unreachable_pub
 )]
 #![forbid(unsafe_code)]
+// docs.rs builds with `--cfg docsrs`: feature-gated items say which feature
+// they need.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
 mod clock;

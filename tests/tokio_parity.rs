@@ -634,7 +634,7 @@ fn paused_runs_are_deterministic() {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                let d = if x.is_multiple_of(16) {
+                let d = if x % 16 == 0 {
                     Duration::ZERO
                 } else {
                     Duration::from_nanos(x % 50_000_000)
@@ -1057,7 +1057,7 @@ impl Stream for EveryThirdTick {
         }
         std::task::ready!(self.interval.poll_tick(cx));
         self.count += 1;
-        if self.count.is_multiple_of(3) {
+        if self.count % 3 == 0 {
             return Poll::Ready(Some(self.count));
         }
         if self.wake_self {

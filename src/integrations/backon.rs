@@ -47,6 +47,7 @@ use crate::{Sleep, Timer};
 /// assert_eq!(timer.stats().registered, 2);
 /// # }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "backon")))]
 impl ::backon::Sleeper for Timer {
     type Sleep = Sleep;
 

@@ -66,6 +66,7 @@ use crate::{Sleep, Timer};
 /// assert!(start.elapsed() >= Duration::from_secs(5));
 /// # }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
 impl rt::Timer for Timer {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn rt::Sleep>> {
         match self.try_sleep(duration) {
@@ -103,6 +104,7 @@ impl rt::Timer for Timer {
 
 /// A [`Sleep`] is `Send + Sync + Future<Output = ()>`, so hyper can hold it
 /// boxed as it is; `reset` finds it again by downcasting. (Feature `hyper`.)
+#[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
 impl rt::Sleep for Sleep {}
 
 pin_project! {
