@@ -2,8 +2,14 @@
 //! `pingora-timeout` (its `sleep`/`timeout`, i.e. `fast_sleep`/`fast_timeout`),
 //! in one criterion run: the issue-4 workloads that fit criterion's iteration
 //! model (W1, W2, W4). The heavy ones (W3 mass expiry, W5 idle, W6 lateness)
-//! are in `examples/compare.rs`, which also runs W1, W2 and W4 again and
-//! prints every figure against the issue's targets.
+//! are in the `compare` binary of this crate (`src/bin/compare/`), which also
+//! runs W1, W2 and W4 again and prints every figure against the issue's
+//! targets.
+//!
+//! ```text
+//! cargo bench -p tickwheel-bench                            # about 3 minutes
+//! TICKWHEEL_BENCH_QUICK=1 cargo bench -p tickwheel-bench    # shorter runs
+//! ```
 //!
 //! Groups:
 //!
@@ -44,17 +50,11 @@
 //!
 //! Caveats:
 //!
-//! - The crate's dev-dependency on tokio enables `test-util`, so
-//!   `tokio::time::Instant::now()` first checks whether any clock was ever
-//!   paused (one atomic load; no clock is paused here, so it then reads the
-//!   system clock). tickwheel and tokio both read it once per sleep, so they
-//!   pay it equally; pingora reads `std::time::Instant` and does not pay it.
-//!   `examples/compare.rs` prints both clocks' cost in its header: on the
-//!   2-core development VM they were within noise of each other (std 57.8 ns,
-//!   tokio with test-util 52.8 ns), so test-util does not materially change
-//!   these figures and the benches stay in the root crate. tokio's driver
-//!   reads its (test-util, mutex-guarded) clock when it parks, which matters
-//!   only for the `w1_timeout` round trip, for every variant alike.
+//! - tokio is built without `test-util` here (this crate is a workspace
+//!   member of its own, and Cargo unifies features only across packages
+//!   built together), so `tokio::time::Instant::now()` and tokio's driver
+//!   clock are plain clock reads, as in a production build. Check with
+//!   `cargo tree -p tickwheel-bench -e features -i tokio`.
 //! - pingora rounds deadlines to 10 ms and shares one timer (an `Arc<Notify>`)
 //!   per 10 ms slot; a dropped sleep leaves the slot in its tree until the
 //!   slot's deadline. Its `timeout` boxes its delay future (one allocation per
@@ -75,24 +75,14 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use futures::poll;
+use tickwheel_bench::{current_thread, new_timer, pending_once, two_workers, yield_once, DEADLINE};
 use tokio::runtime::Runtime;
-
-/// Far enough out that no timer fires during a run.
-const DEADLINE: Duration = Duration::from_secs(5);
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("build a current_thread runtime")
-}
 
 /// A timer on `rt`, leaked so that the timed loops (spawned tasks, so
 /// `'static`) can borrow it without an `Arc` clone per iteration. One per
 /// variant, for the life of the bench process.
 fn tickwheel_timer(rt: &Runtime) -> &'static tickwheel::Timer {
-    let _guard = rt.enter();
-    Box::leak(Box::new(tickwheel::Timer::new()))
+    Box::leak(Box::new(new_timer(rt)))
 }
 
 fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
@@ -124,48 +114,6 @@ async fn anchor_tokio_driver(due: Duration) -> Pin<Box<tokio::time::Sleep>> {
     assert!(poll!(anchor.as_mut()).is_pending());
     tokio::task::yield_now().await;
     anchor
-}
-
-/// Pending on its first poll, ready on the second: a call that does not
-/// complete synchronously but completes long before its timeout.
-struct YieldOnce {
-    polled: bool,
-    /// Wake the task when pending (needed when the runtime drives it; the
-    /// inline group polls it again by hand, so it must not go back to the
-    /// runtime).
-    wake: bool,
-}
-
-impl Future for YieldOnce {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.polled {
-            Poll::Ready(())
-        } else {
-            self.polled = true;
-            if self.wake {
-                cx.waker().wake_by_ref();
-            }
-            Poll::Pending
-        }
-    }
-}
-
-/// Wakes itself when pending, for the runtime to poll it again.
-fn yield_once() -> YieldOnce {
-    YieldOnce {
-        polled: false,
-        wake: true,
-    }
-}
-
-/// Pending once without waking: only for `poll_twice`.
-fn pending_once() -> YieldOnce {
-    YieldOnce {
-        polled: false,
-        wake: false,
-    }
 }
 
 /// Whether to park tokio's driver on a pending sleep before timing (see
@@ -211,7 +159,7 @@ fn w2_churn(c: &mut Criterion) {
     let mut group = c.benchmark_group("w2_churn");
     configure(&mut group);
 
-    let rt = runtime();
+    let rt = current_thread();
     group.bench_function("floor", |b| {
         b.iter_custom(|iters| {
             timed(&rt, iters, Anchor::No, || async {
@@ -221,7 +169,7 @@ fn w2_churn(c: &mut Criterion) {
         });
     });
 
-    let rt = runtime();
+    let rt = current_thread();
     group.bench_function("floor_nobox", |b| {
         b.iter_custom(|iters| {
             timed(&rt, iters, Anchor::No, || async {
@@ -231,7 +179,7 @@ fn w2_churn(c: &mut Criterion) {
         });
     });
 
-    let rt = runtime();
+    let rt = current_thread();
     let timer = tickwheel_timer(&rt);
     group.bench_function("tickwheel", |b| {
         b.iter_custom(|iters| {
@@ -244,7 +192,7 @@ fn w2_churn(c: &mut Criterion) {
     });
 
     for (name, anchor) in [("tokio", Anchor::No), ("tokio_anchored", Anchor::Tokio)] {
-        let rt = runtime();
+        let rt = current_thread();
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 timed(&rt, iters, anchor, || async {
@@ -257,7 +205,7 @@ fn w2_churn(c: &mut Criterion) {
         });
     }
 
-    let rt = runtime();
+    let rt = current_thread();
     group.bench_function("pingora", |b| {
         b.iter_custom(|iters| {
             timed(&rt, iters, Anchor::No, || async {
@@ -274,12 +222,12 @@ fn w1_timeout(c: &mut Criterion) {
     let mut group = c.benchmark_group("w1_timeout");
     configure(&mut group);
 
-    let rt = runtime();
+    let rt = current_thread();
     group.bench_function("floor", |b| {
         b.iter_custom(|iters| timed(&rt, iters, Anchor::No, yield_once));
     });
 
-    let rt = runtime();
+    let rt = current_thread();
     let timer = tickwheel_timer(&rt);
     group.bench_function("tickwheel", |b| {
         b.iter_custom(|iters| {
@@ -292,7 +240,7 @@ fn w1_timeout(c: &mut Criterion) {
     });
 
     for (name, anchor) in [("tokio", Anchor::No), ("tokio_anchored", Anchor::Tokio)] {
-        let rt = runtime();
+        let rt = current_thread();
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 timed(&rt, iters, anchor, || async {
@@ -303,7 +251,7 @@ fn w1_timeout(c: &mut Criterion) {
         });
     }
 
-    let rt = runtime();
+    let rt = current_thread();
     group.bench_function("pingora", |b| {
         b.iter_custom(|iters| {
             timed(&rt, iters, Anchor::No, || async {
@@ -331,7 +279,7 @@ fn w1_timeout_inline(c: &mut Criterion) {
     let mut group = c.benchmark_group("w1_timeout_inline");
     configure(&mut group);
 
-    let rt = runtime();
+    let rt = current_thread();
     group.bench_function("floor", |b| {
         b.iter_custom(|iters| {
             timed(&rt, iters, Anchor::No, || async {
@@ -340,7 +288,7 @@ fn w1_timeout_inline(c: &mut Criterion) {
         });
     });
 
-    let rt = runtime();
+    let rt = current_thread();
     let timer = tickwheel_timer(&rt);
     group.bench_function("tickwheel", |b| {
         b.iter_custom(|iters| {
@@ -353,7 +301,7 @@ fn w1_timeout_inline(c: &mut Criterion) {
     });
 
     for (name, anchor) in [("tokio", Anchor::No), ("tokio_anchored", Anchor::Tokio)] {
-        let rt = runtime();
+        let rt = current_thread();
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 timed(&rt, iters, anchor, || async {
@@ -365,7 +313,7 @@ fn w1_timeout_inline(c: &mut Criterion) {
         });
     }
 
-    let rt = runtime();
+    let rt = current_thread();
     group.bench_function("pingora", |b| {
         b.iter_custom(|iters| {
             timed(&rt, iters, Anchor::No, || async {
@@ -414,14 +362,6 @@ where
         }
         start.elapsed()
     })
-}
-
-fn two_workers() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("build a 2-worker runtime")
 }
 
 fn w1_timeout_mt(c: &mut Criterion) {
@@ -562,7 +502,7 @@ fn w4_register(c: &mut Criterion) {
         for system in ["tickwheel", "tokio", "pingora"] {
             // Set up once per variant, outside the closure criterion calls
             // for every warm-up step and sample.
-            let rt = runtime();
+            let rt = current_thread();
             let system = match system {
                 "tickwheel" => System::Tickwheel(tickwheel_timer(&rt)),
                 "tokio" => System::Tokio,

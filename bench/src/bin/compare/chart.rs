@@ -1,0 +1,91 @@
+//! The SVG chart of the ratios to `tokio::time` (plotters, SVG backend only).
+
+use crate::report::{ratio, Row};
+
+pub fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), String> {
+    use plotters::prelude::*;
+
+    const LO: f64 = 0.1;
+    const HI: f64 = 100.0;
+    let charted: Vec<&Row> = rows.iter().filter(|r| r.charted).collect();
+    let n = charted.len();
+    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (LO..HI).log_scale())
+        .map_err(|e| e.to_string())?;
+    let labels: Vec<&str> = charted.iter().map(|r| r.short).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                labels
+                    .get(i as usize)
+                    .map_or(String::new(), |l| l.to_string())
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("ratio to tokio::time (log scale, lower is better)")
+        .y_label_formatter(&|y| format!("{y}"))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let series = [
+        ("tickwheel / tokio", 0usize, RGBColor(0x1f, 0x77, 0xb4)),
+        ("pingora / tokio", 2usize, RGBColor(0xff, 0x7f, 0x0e)),
+    ];
+    for (k, (name, column, color)) in series.into_iter().enumerate() {
+        let offset = if k == 0 { -0.38 } else { 0.02 };
+        let bars: Vec<_> = charted
+            .iter()
+            .enumerate()
+            .filter_map(|(i, row)| {
+                let r = ratio(row.values[column], row.values[1])?;
+                // Outside 0.1-100 a bar stops at the edge; the table has the value.
+                let r = r.clamp(LO, HI);
+                let x = i as f64 + offset;
+                let (a, b) = if r < 1.0 { (r, 1.0) } else { (1.0, r) };
+                Some(Rectangle::new([(x, a), (x + 0.36, b)], color.filled()))
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(|e| e.to_string())?
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+    }
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)],
+            BLACK.stroke_width(1),
+        )))
+        .map_err(|e| e.to_string())?
+        .label("tokio::time = 1")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], BLACK));
+    // The 0.5 x tokio bound (W1, W2, W3 CPU).
+    let red = RGBColor(0xd6, 0x27, 0x28);
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, 0.5), (n as f64 - 0.5, 0.5)],
+            red.stroke_width(1),
+        )))
+        .map_err(|e| e.to_string())?
+        .label("target 0.5 x tokio (W1, W2, W3 CPU)")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], red));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! Who is measured ([`Sys`]), on what ([`Work`]), at which sizes
+//! ([`Sizes`]), and what a child reports ([`Figures`]).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Who is measured: a timer, or the no-timer floor.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Sys {
+    Floor,
+    Tickwheel,
+    Tokio,
+    Pingora,
+}
+
+impl Sys {
+    pub const ALL: [Sys; 4] = [Sys::Floor, Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
+    pub const TIMERS: [Sys; 3] = [Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Sys::Floor => "floor",
+            Sys::Tickwheel => "tickwheel",
+            Sys::Tokio => "tokio",
+            Sys::Pingora => "pingora",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Sys> {
+        Sys::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Work {
+    W1Ct,
+    W1Mt,
+    W2,
+    W3,
+    W4,
+    W5,
+    W6,
+}
+
+impl Work {
+    pub const ALL: [Work; 7] = [
+        Work::W1Ct,
+        Work::W1Mt,
+        Work::W2,
+        Work::W3,
+        Work::W4,
+        Work::W5,
+        Work::W6,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Work::W1Ct => "w1ct",
+            Work::W1Mt => "w1mt",
+            Work::W2 => "w2",
+            Work::W3 => "w3",
+            Work::W4 => "w4",
+            Work::W5 => "w5",
+            Work::W6 => "w6",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Work> {
+        Work::ALL.into_iter().find(|w| w.name() == name)
+    }
+
+    pub fn systems(self) -> &'static [Sys] {
+        match self {
+            Work::W1Ct | Work::W1Mt | Work::W2 => &Sys::ALL,
+            _ => &Sys::TIMERS,
+        }
+    }
+}
+
+/// Sizes: the full run and `--quick`.
+#[derive(Clone, Copy)]
+pub struct Sizes {
+    /// W1/W2 operations per round, and rounds (best one kept).
+    pub ops: u64,
+    pub rounds: u32,
+    /// W3/W4/W6 timers.
+    pub mass: usize,
+    /// W4 registrations measured.
+    pub w4_ops: usize,
+    /// W5 idle window.
+    pub idle: Duration,
+}
+
+pub const FULL: Sizes = Sizes {
+    ops: 1_000_000,
+    rounds: 5,
+    mass: 1_000_000,
+    w4_ops: 200_000,
+    idle: Duration::from_secs(5),
+};
+
+pub const QUICK: Sizes = Sizes {
+    ops: 100_000,
+    rounds: 3,
+    mass: 100_000,
+    w4_ops: 20_000,
+    idle: Duration::from_secs(1),
+};
+
+/// A child's results, printed as `key=value` lines.
+pub type Figures = BTreeMap<String, f64>;
+
+pub fn emit(out: &mut Figures, key: &str, value: f64) {
+    out.insert(key.to_string(), value);
+}
