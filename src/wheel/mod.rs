@@ -506,8 +506,10 @@ impl Wheel {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc::{self, RecvTimeoutError};
     use std::sync::Arc;
     use std::task::Wake;
+    use std::time::Duration;
 
     const TICK: u64 = 10;
 
@@ -527,9 +529,51 @@ mod tests {
         }
     }
 
+    /// How long one test of this module may take: every one finishes in
+    /// well under a second, even in a debug build on a loaded machine.
+    const TEST_LIMIT: Duration = Duration::from_secs(20);
+
+    /// How many `Wheel::advance` calls one test may make: the busiest (1,000
+    /// far timers woken 3 at a time) makes about 1,000.
+    const ADVANCE_LIMIT: usize = 100_000;
+
+    /// Ends the test process if a test outlives [`TEST_LIMIT`], so a wheel
+    /// that stops making progress (an `advance` that loops forever inside
+    /// the wheel) fails the run quickly instead of hanging it. A running
+    /// test thread cannot be stopped from outside, so the process is ended
+    /// instead, which `cargo test` reports as a failed test binary. Dropping
+    /// the watchdog (a test that returns or panics) disarms it.
+    pub(super) struct Watchdog {
+        _armed: mpsc::Sender<()>,
+    }
+
+    impl Watchdog {
+        pub(super) fn start() -> Self {
+            let (armed, disarmed) = mpsc::channel::<()>();
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("a wheel test")
+                .to_owned();
+            std::thread::spawn(move || {
+                if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(TEST_LIMIT) {
+                    eprintln!(
+                        "{test} still runs after {TEST_LIMIT:?}: the wheel stopped making progress"
+                    );
+                    std::process::abort();
+                }
+            });
+            Watchdog { _armed: armed }
+        }
+    }
+
     struct Harness {
         wheel: Wheel,
         log: Arc<std::sync::Mutex<Vec<usize>>>,
+        /// `Wheel::advance` calls so far, capped at [`ADVANCE_LIMIT`] so that
+        /// an `advance` that never reports progress (always `Full`, or the
+        /// same `Until`) fails instead of spinning a test loop forever.
+        advances: usize,
+        _watchdog: Watchdog,
     }
 
     impl Harness {
@@ -537,6 +581,8 @@ mod tests {
             Harness {
                 wheel: Wheel::new(slots, TICK),
                 log: Default::default(),
+                advances: 0,
+                _watchdog: Watchdog::start(),
             }
         }
         fn waker(&self, id: usize) -> Waker {
@@ -557,6 +603,11 @@ mod tests {
         fn advance_to(&mut self, now: u64) -> Advance {
             let mut out = Vec::new();
             loop {
+                self.advances += 1;
+                assert!(
+                    self.advances <= ADVANCE_LIMIT,
+                    "{ADVANCE_LIMIT} advance calls: the wheel stopped making progress"
+                );
                 let r = self.wheel.advance(now / TICK, now, &mut out, 3);
                 out.drain(..).for_each(Waker::wake);
                 if r != Advance::Full {
