@@ -24,6 +24,8 @@ use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 /// `key` values above every real slab key name the other states.
 const UNREGISTERED: u32 = u32::MAX;
 const DONE: u32 = u32::MAX - 2;
+// Checked when compiling: no key the slab hands out can name a state.
+const _: () = assert!(UNREGISTERED >= MAX_KEY && DONE >= MAX_KEY && DONE != UNREGISTERED);
 
 /// Where a sleep stands, decoded from its `key` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -425,10 +427,34 @@ mod tests {
                 index: 7,
                 generation: 9,
             }),
+            // The lowest and highest keys a slab hands out.
+            State::Registered(Key {
+                index: MAX_KEY - 1,
+                generation: u32::MAX,
+            }),
+            State::Registered(Key {
+                index: 0,
+                generation: 0,
+            }),
         ] {
             s.set_state(state);
             assert_eq!(s.state(), state);
         }
         s.set_state(State::Done); // so drop does not try to cancel key 7
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn debug_shows_the_deadline_and_the_state() {
+        let timer = crate::Timer::new();
+        let at = Instant::now() + Duration::from_secs(3);
+        let mut sleep = timer.sleep_until(at);
+        assert_eq!(
+            format!("{sleep:?}"),
+            format!("Sleep {{ deadline: {at:?}, state: Unregistered }}")
+        );
+        assert!(futures::poll!(&mut sleep).is_pending());
+        assert!(format!("{sleep:?}").contains("state: Registered(Key { index: 0,"));
+        (&mut sleep).await;
+        assert!(format!("{sleep:?}").ends_with("state: Done }"));
     }
 }
