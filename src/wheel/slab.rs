@@ -589,6 +589,63 @@ mod tests {
         assert_eq!(slab.allocated_bytes(), ONE_PAGE, "the second page was kept");
     }
 
+    /// A slab that empties with one page keeps its free list as it was:
+    /// only a slab with more pages has pages to release and a free list to
+    /// rebuild, so emptying a small shard (every time its last timer fires)
+    /// costs no walk over the page.
+    #[test]
+    fn emptying_a_one_page_slab_keeps_its_free_list() {
+        let mut slab = Slab::default();
+        let keys: Vec<Key> = (0..3).map(|i| slab.insert(i, waker()).unwrap()).collect();
+        for i in [0, 2, 1] {
+            slab.remove(keys[i].index);
+        }
+        assert_eq!(slab.len(), 0);
+        let order: Vec<u32> = (0..3)
+            .map(|i| slab.insert(i, waker()).unwrap().index)
+            .collect();
+        assert_eq!(
+            order,
+            [keys[1].index, keys[2].index, keys[0].index],
+            "the last freed slot is reused first"
+        );
+    }
+
+    /// Every key up to the last one below `MAX_KEY` can be handed out, and
+    /// then the slab is full. Retired page indexes stand in for the 4
+    /// billion live entries below: growth steps over them without
+    /// allocating, as it does over indexes whose generations ran out.
+    #[test]
+    fn the_slab_is_full_only_when_every_key_below_the_limit_is_used() {
+        // The last page whose keys all lie below `MAX_KEY`.
+        let last_page = (MAX_KEY as usize + 1) / PAGE_LEN - 1;
+        let mut slab = Slab {
+            floors: vec![RETIRED; last_page],
+            ..Slab::default()
+        };
+        let first = slab.insert(0, waker()).unwrap();
+        assert_eq!(first.index as usize, last_page * PAGE_LEN);
+        let mut highest = first.index;
+        for i in 1..PAGE_LEN as u64 {
+            highest = slab.insert(i, waker()).unwrap().index;
+        }
+        assert!(highest < MAX_KEY, "key {highest} names a Sleep state");
+        assert_eq!(highest as usize, last_page * PAGE_LEN + PAGE_LEN - 1);
+        assert!(
+            slab.insert(0, waker()).is_none(),
+            "the next page passes the limit"
+        );
+        assert_eq!(slab.len(), PAGE_LEN);
+        assert_eq!(
+            slab.allocated_bytes(),
+            ONE_PAGE,
+            "retired indexes hold no memory"
+        );
+        // A freed key is reused, so the slab is not full any more.
+        slab.remove(first.index);
+        assert_eq!(slab.insert(9, waker()).unwrap().index, first.index);
+    }
+
     #[derive(Debug, Clone)]
     enum Op {
         /// Insert this many entries (past a page, so pages grow).
