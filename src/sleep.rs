@@ -25,7 +25,7 @@ use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 const UNREGISTERED: u32 = u32::MAX;
 const DONE: u32 = u32::MAX - 2;
 // Checked when compiling: no key the slab hands out can name a state.
-const _: () = assert!(UNREGISTERED >= MAX_KEY && DONE >= MAX_KEY && DONE != UNREGISTERED);
+const _: () = assert!(MAX_KEY <= DONE && DONE < UNREGISTERED);
 
 /// Where a sleep stands, decoded from its `key` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
