@@ -443,6 +443,28 @@ mod tests {
         s.set_state(State::Done); // so drop does not try to cancel key 7
     }
 
+    /// `try_reset_after` moves the deadline to `duration` from the timer's
+    /// now, and saturates instead of overflowing.
+    #[tokio::test(start_paused = true)]
+    async fn a_reset_after_a_duration_moves_the_deadline_from_now() {
+        let timer = crate::Timer::new();
+        let mut sleep = timer.sleep(Duration::ZERO);
+        assert!(sleep.is_elapsed());
+        let now = Instant::now();
+        Pin::new(&mut sleep)
+            .try_reset_after(Duration::from_millis(40))
+            .unwrap();
+        assert_eq!(sleep.deadline(), now + Duration::from_millis(40));
+        assert!(!sleep.is_elapsed(), "waiting again");
+        assert!(futures::poll!(&mut sleep).is_pending());
+        Pin::new(&mut sleep).try_reset_after(Duration::MAX).unwrap();
+        assert!(sleep.deadline() > now + Duration::from_secs(86_400 * 365 * 200));
+        assert!(futures::poll!(&mut sleep).is_pending());
+        timer.shutdown();
+        let err = Pin::new(&mut sleep).try_reset_after(Duration::ZERO);
+        assert!(err.unwrap_err().is_shutdown());
+    }
+
     #[tokio::test(start_paused = true)]
     async fn debug_shows_the_deadline_and_the_state() {
         let timer = crate::Timer::new();

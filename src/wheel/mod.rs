@@ -845,6 +845,32 @@ mod tests {
         assert!(h.wheel.remove(beyond_last_tick).is_none());
     }
 
+    /// A saturated deadline never fires even when the tick length divides
+    /// `SATURATED` (2^63 - 1 = 7 x 1,317,624,576,693,539,401), so that its
+    /// tick is the very last one the clock reaches: a 1 ms tick never does,
+    /// but a tick of 7 x 73 x 127 x 337 ns (about 21.9 ms) would.
+    #[test]
+    fn a_saturated_deadline_never_fires_on_a_tick_that_divides_it() {
+        for tick_ns in [7, 7 * 73 * 127 * 337] {
+            assert_eq!(SATURATED % tick_ns, 0);
+            let mut wheel = Wheel::new(8, tick_ns);
+            let mut waker = Some(Waker::noop().clone());
+            let Insert::Registered { key, tick } = wheel.insert(SATURATED, &mut waker) else {
+                panic!("a saturated deadline is registered");
+            };
+            assert_eq!(
+                tick,
+                u64::MAX,
+                "tick {tick_ns} ns: the driver must not wake for it"
+            );
+            let mut out = Vec::new();
+            let last = wheel.last_tick;
+            assert_eq!(wheel.advance(last, SATURATED, &mut out, 8), Advance::Idle);
+            assert!(out.is_empty(), "tick {tick_ns} ns: it fired");
+            assert!(wheel.is_live(key));
+        }
+    }
+
     #[test]
     fn one_slot_wheels_work() {
         let mut h = Harness::new(1);
