@@ -768,6 +768,9 @@ mod tests {
         let k2 = h.insert(2, 500);
         assert!(matches!(h.wheel.reset(k2, 50), Reset::Elapsed(_)));
         assert_eq!(h.wheel.pending(), 0);
+        // The books balance: a reset into the past counts as a cancel.
+        let c = h.wheel.counters();
+        assert_eq!((c.registered, c.fired, c.cancelled), (2, 1, 1));
     }
 
     #[test]
