@@ -318,7 +318,9 @@ mod tests {
         assert_eq!(b.index, a.index, "the freed slot is reused first");
         assert_ne!(b.generation, a.generation);
         assert!(slab.get(a).is_none(), "old key must not see the new entry");
+        assert!(slab.get_mut(a).is_none(), "nor change it");
         assert_eq!(slab.get(b).unwrap().deadline, 6);
+        assert_eq!(slab.get_mut(b).unwrap().deadline, 6);
     }
 
     #[test]
@@ -502,6 +504,21 @@ mod tests {
                 assert!(slab.get(key).is_none(), "stale {key:?} reaches an entry");
             }
         }
+
+        /// [`check`](Ledger::check), and the same through `get_mut`.
+        fn check_mut(&self, slab: &mut Slab) {
+            self.check(slab);
+            for &(key, deadline) in &self.live {
+                let found = slab.get_mut(key).map(|entry| entry.deadline);
+                assert_eq!(found, Some(deadline), "live {key:?}");
+            }
+            for &key in &self.dead {
+                assert!(
+                    slab.get_mut(key).is_none(),
+                    "stale {key:?} reaches an entry"
+                );
+            }
+        }
     }
 
     const ONE_PAGE: usize = PAGE_LEN * std::mem::size_of::<Entry>();
@@ -544,7 +561,7 @@ mod tests {
         for _ in 0..3 * PAGE_LEN {
             ledger.insert(&mut slab);
         }
-        ledger.check(&slab);
+        ledger.check_mut(&mut slab);
         ledger.clear(&mut slab);
         assert_eq!(slab.allocated_bytes(), ONE_PAGE, "released again");
 
@@ -563,7 +580,7 @@ mod tests {
             bytes,
             "register/cancel grew the slab"
         );
-        ledger.check(&slab);
+        ledger.check_mut(&mut slab);
         ledger.clear(&mut slab);
         assert_eq!(slab.allocated_bytes(), ONE_PAGE);
     }
