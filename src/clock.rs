@@ -262,4 +262,31 @@ mod tests {
         let _ = c.instant_at(i64::MIN);
         assert_eq!(c.tick_instant(u64::MAX), None);
     }
+
+    #[test]
+    fn tick_instants_are_the_boundaries() {
+        let c = clock();
+        assert_eq!(c.tick_instant(0), Some(c.origin));
+        assert_eq!(
+            c.tick_instant(3),
+            Some(c.origin + Duration::from_millis(30))
+        );
+        // The boundary of the tick a deadline rounds up to is at or after it.
+        let deadline = 25_000_001;
+        let tick = tick_ceil(deadline, c.tick_ns);
+        assert_eq!(
+            c.tick_instant(tick),
+            Some(c.origin + Duration::from_millis(30))
+        );
+    }
+
+    /// The stand-in for instants the platform cannot express: 30 years on,
+    /// as tokio's "far future". Unreachable where `Instant` spans 292 years
+    /// (Linux, macOS, Windows), so checked here directly.
+    #[test]
+    fn the_far_future_is_thirty_years_ahead() {
+        let c = clock();
+        let thirty_years = Duration::from_secs(30 * 365 * 86_400);
+        assert_eq!(far_future(c.origin) - c.origin, thirty_years);
+    }
 }

@@ -140,6 +140,76 @@ mod tests {
         }
     }
 
+    /// Whether a notice waits for the driver (consuming it).
+    fn noticed(shard: &Shard) -> bool {
+        use futures::FutureExt;
+        shard.shared.notified().now_or_never().is_some()
+    }
+
+    #[test]
+    fn a_re_poll_is_pending_until_the_entry_fires_or_is_cancelled() {
+        let (a, _) = two_shards();
+        let waker = Waker::noop();
+        let Insert::Registered { key, .. } = a.register(5_000_000, waker) else {
+            panic!("registration failed");
+        };
+        assert!(a.poll_registered(key, waker), "same waker, still pending");
+        assert!(a.poll_registered(key, &futures::task::noop_waker()));
+        let mut woken = Vec::new();
+        assert!(matches!(
+            a.lock().advance(5, 5_000_000, &mut woken, 8),
+            crate::wheel::Advance::Idle
+        ));
+        assert_eq!(woken.len(), 1);
+        assert!(!a.poll_registered(key, waker), "fired");
+        assert!(!a.is_live(key));
+        let Insert::Registered { key, .. } = a.register(9_000_000, waker) else {
+            panic!("registration failed");
+        };
+        assert!(a.is_live(key));
+        assert!(a.cancel(key).is_some());
+        assert!(!a.poll_registered(key, waker), "cancelled");
+        assert!(!a.is_live(key));
+        assert!(a.cancel(key).is_none(), "cancelled twice");
+    }
+
+    /// A cancel nudges the driver only when no handle is left (the driver
+    /// may be parked for the entry it removed) and it removed an entry.
+    #[test]
+    fn a_cancel_nudges_the_driver_only_once_orphaned() {
+        let (a, _) = two_shards();
+        let waker = Waker::noop();
+        let register = |deadline| match a.register(deadline, waker) {
+            Insert::Registered { key, .. } => key,
+            other => panic!("registration failed: {other:?}"),
+        };
+        let key = register(u64::MAX);
+        assert!(!noticed(&a), "a never-firing entry never notifies");
+        assert!(a.cancel(key).is_some());
+        assert!(!noticed(&a), "a handle is left");
+        a.shared.drop_handle();
+        assert!(noticed(&a), "the last handle went");
+        assert!(a.cancel(key).is_none());
+        assert!(!noticed(&a), "nothing was removed");
+        let key = register(u64::MAX);
+        assert!(a.cancel(key).is_some());
+        assert!(noticed(&a), "orphaned, and an entry was removed");
+    }
+
+    /// Whatever number a thread drew, its index is a valid shard: with one
+    /// shard every thread uses shard 0, with two each uses 0 or 1.
+    #[test]
+    fn indexes_stay_below_the_shard_count() {
+        let (ones, twos): (Vec<usize>, Vec<usize>) = (0..4)
+            .map(|_| {
+                std::thread::spawn(|| (index_for_current_thread(1), index_for_current_thread(2)))
+            })
+            .map(|t| t.join().unwrap())
+            .unzip();
+        assert_eq!(ones, [0; 4]);
+        assert!(twos.iter().all(|&i| i < 2), "{twos:?}");
+    }
+
     /// Behaviour 6: registering and cancelling in one shard does not wait for
     /// another shard's lock. If shards shared one lock, the second thread
     /// would block until the first lets go, and the channel would time out.

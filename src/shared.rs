@@ -209,3 +209,97 @@ impl Shared {
             .map(|c| c.live.load(Ordering::Relaxed))
     }
 }
+
+#[cfg(all(test, not(tickwheel_loom)))]
+mod tests {
+    use super::*;
+    use futures::FutureExt;
+
+    fn shared(max_pending: Option<usize>) -> Shared {
+        Shared::new(
+            Clock::new(Instant::now(), 1_000_000),
+            TimeSource::System,
+            max_pending,
+        )
+    }
+
+    /// Whether a notice waits for the driver (consuming it).
+    fn noticed(shared: &Shared) -> bool {
+        shared.notified().now_or_never().is_some()
+    }
+
+    /// The target handshake, one step at a time: a registration notifies the
+    /// driver exactly when its tick is earlier than the driver's target, and
+    /// then lowers the target, so the same or a later tick does not notify
+    /// again.
+    #[test]
+    fn a_registration_notifies_only_when_earlier_than_the_target() {
+        let s = shared(None);
+        assert!(!noticed(&s));
+        s.registered(50); // the driver waits for nothing yet
+        assert!(noticed(&s));
+        for tick in [50, 70] {
+            s.registered(tick);
+            assert!(!noticed(&s), "tick {tick} is not earlier than 50");
+        }
+        s.registered(49);
+        assert!(noticed(&s));
+        // The driver scanned and will wake at tick 30.
+        s.begin_scan();
+        s.end_scan(30);
+        s.registered(30);
+        assert!(!noticed(&s), "the driver already wakes at 30");
+        s.registered(29);
+        assert!(noticed(&s));
+        // During a scan every registration notifies, whatever the target
+        // was: the scan may have passed its shard already.
+        s.begin_scan();
+        s.registered(1_000);
+        assert!(noticed(&s), "a registration during a scan");
+        // The driver has nothing to wait for.
+        s.end_scan(u64::MAX);
+        s.registered(u64::MAX - 1);
+        assert!(noticed(&s));
+    }
+
+    #[test]
+    fn the_last_handle_dropped_nudges_the_driver() {
+        let s = shared(None);
+        assert!(!s.is_orphaned());
+        s.add_handle();
+        s.drop_handle();
+        assert!(!noticed(&s), "a handle is left");
+        assert!(!s.is_orphaned());
+        s.drop_handle();
+        assert!(noticed(&s), "the last handle went");
+        assert!(s.is_orphaned());
+    }
+
+    #[test]
+    fn shutdown_is_set_once() {
+        let s = shared(None);
+        assert!(!s.is_shutdown());
+        assert!(s.set_shutdown(), "the first call shuts down");
+        assert!(s.is_shutdown());
+        assert!(!s.set_shutdown(), "already shut down");
+        assert!(s.is_shutdown());
+    }
+
+    #[test]
+    fn the_budget_counts_reservations_up_to_the_limit() {
+        let s = shared(Some(2));
+        assert_eq!((s.max_pending(), s.live()), (Some(2), Some(0)));
+        s.try_reserve().unwrap();
+        s.try_reserve().unwrap();
+        assert_eq!(s.live(), Some(2));
+        assert!(s.try_reserve().unwrap_err().is_at_capacity());
+        s.release();
+        assert_eq!(s.live(), Some(1));
+        s.try_reserve().unwrap();
+        assert_eq!(s.live(), Some(2));
+        let unbounded = shared(None);
+        assert_eq!((unbounded.max_pending(), unbounded.live()), (None, None));
+        unbounded.try_reserve().unwrap();
+        assert_eq!(unbounded.live(), None);
+    }
+}

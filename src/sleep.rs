@@ -25,6 +25,8 @@ use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 const UNCHECKED: u32 = u32::MAX;
 const IN_FUTURE: u32 = u32::MAX - 1;
 const DONE: u32 = u32::MAX - 2;
+// Checked when compiling: no key the slab hands out can name a state.
+const _: () = assert!(MAX_KEY <= DONE && DONE < UNREGISTERED);
 
 /// Where a sleep stands, decoded from its `key` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -450,10 +452,58 @@ mod tests {
                 index: 7,
                 generation: 9,
             }),
+            // The lowest and highest keys a slab hands out.
+            State::Registered(Key {
+                index: MAX_KEY - 1,
+                generation: u32::MAX,
+            }),
+            State::Registered(Key {
+                index: 0,
+                generation: 0,
+            }),
         ] {
             s.set_state(state);
             assert_eq!(s.state(), state);
         }
         s.set_state(State::Done); // so drop does not try to cancel key 7
+    }
+
+    /// `try_reset_after` moves the deadline to `duration` from the timer's
+    /// now, and saturates instead of overflowing.
+    #[tokio::test(start_paused = true)]
+    async fn a_reset_after_a_duration_moves_the_deadline_from_now() {
+        let timer = crate::Timer::new();
+        let mut sleep = timer.sleep(Duration::ZERO);
+        assert!(sleep.is_elapsed());
+        let now = Instant::now();
+        Pin::new(&mut sleep)
+            .try_reset_after(Duration::from_millis(40))
+            .unwrap();
+        assert_eq!(sleep.deadline(), now + Duration::from_millis(40));
+        assert!(!sleep.is_elapsed(), "waiting again");
+        assert!(futures::poll!(&mut sleep).is_pending());
+        Pin::new(&mut sleep).try_reset_after(Duration::MAX).unwrap();
+        assert!(sleep.deadline() > now + Duration::from_secs(86_400 * 365 * 200));
+        assert!(futures::poll!(&mut sleep).is_pending());
+        timer.shutdown();
+        let err = Pin::new(&mut sleep).try_reset_after(Duration::ZERO);
+        assert!(err.unwrap_err().is_shutdown());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn debug_shows_the_deadline_and_the_state() {
+        let timer = crate::Timer::new();
+        let at = Instant::now() + Duration::from_secs(3);
+        let mut sleep = timer.sleep_until(at);
+        assert_eq!(
+            format!("{sleep:?}"),
+            format!("Sleep {{ deadline: {at:?}, state: Unregistered }}")
+        );
+        assert!(futures::poll!(&mut sleep).is_pending());
+        assert!(format!("{sleep:?}").contains("state: Registered(Key { index: 0,"));
+        // Completed by a reset to the present, so this test never waits on
+        // the driver.
+        std::pin::Pin::new(&mut sleep).reset(Instant::now());
+        assert!(format!("{sleep:?}").ends_with("state: Done }"));
     }
 }

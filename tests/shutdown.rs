@@ -187,6 +187,55 @@ async fn a_timeout_that_really_elapsed_is_not_blamed_on_shutdown() {
     assert!(!err.is_shutdown());
 }
 
+/// `Elapsed::is_shutdown` tells a deadline that was reached from a wait the
+/// shutdown cut short, by the timer's clock at the moment the timeout ends:
+/// a deadline at or before that moment elapsed (even though the timer is
+/// shut down by then), a later one was cut short. Boundaries on the paused
+/// clock: deadlines 1 ms before, exactly at, and 1 ns and 1 ms after the
+/// shutdown instant, each both polled (registered in the wheel) and never
+/// polled before the shutdown.
+#[tokio::test(start_paused = true)]
+async fn a_deadline_reached_by_shutdown_time_is_elapsed_and_a_later_one_is_cut_short() {
+    let timer = Timer::new();
+    let start = Instant::now();
+    let at = |ns: u64| start + Duration::from_nanos(ns);
+    let ms = 1_000_000;
+    // (deadline, whether the timeout must report a shutdown)
+    let cases = [
+        (at(9 * ms), false),
+        (at(10 * ms), false),
+        (at(10 * ms + 1), true),
+        (at(11 * ms), true),
+    ];
+    let mut polled = Vec::new();
+    let mut unpolled = Vec::new();
+    for &(deadline, _) in &cases {
+        let mut t = timer.timeout_at(deadline, std::future::pending::<()>());
+        assert!(poll_once(&mut t).is_pending());
+        polled.push(t);
+        unpolled.push(timer.timeout_at(deadline, std::future::pending::<()>()));
+    }
+    // To the shutdown instant. Whether the driver fired the earlier ones on
+    // the way or not, the answer depends on the deadline alone.
+    tokio::time::advance(Duration::from_millis(10)).await;
+    assert_eq!(Instant::now(), at(10 * ms));
+    timer.shutdown();
+    for (((deadline, shutdown), mut p), mut u) in cases.into_iter().zip(polled).zip(unpolled) {
+        let offset = deadline - start;
+        for (which, t) in [("polled", &mut p), ("unpolled", &mut u)] {
+            let std::task::Poll::Ready(outcome) = poll_once(t) else {
+                panic!("{which} timeout at {offset:?} still pending after shutdown");
+            };
+            let err = outcome.unwrap_err();
+            assert_eq!(
+                err.is_shutdown(),
+                shutdown,
+                "{which} timeout at {offset:?}, shut down at 10 ms: {err}"
+            );
+        }
+    }
+}
+
 /// The driver's runtime shuts down while a task on another thread waits:
 /// that task is woken and its sleep completes instead of hanging.
 #[test]

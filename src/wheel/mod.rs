@@ -506,8 +506,10 @@ impl Wheel {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc::{self, RecvTimeoutError};
     use std::sync::Arc;
     use std::task::Wake;
+    use std::time::Duration;
 
     const TICK: u64 = 10;
 
@@ -527,9 +529,51 @@ mod tests {
         }
     }
 
+    /// How long one test of this module may take: every one finishes in
+    /// well under a second, even in a debug build on a loaded machine.
+    const TEST_LIMIT: Duration = Duration::from_secs(20);
+
+    /// How many `Wheel::advance` calls one test may make: the busiest (1,000
+    /// far timers woken 3 at a time) makes about 1,000.
+    const ADVANCE_LIMIT: usize = 100_000;
+
+    /// Ends the test process if a test outlives [`TEST_LIMIT`], so a wheel
+    /// that stops making progress (an `advance` that loops forever inside
+    /// the wheel) fails the run quickly instead of hanging it. A running
+    /// test thread cannot be stopped from outside, so the process is ended
+    /// instead, which `cargo test` reports as a failed test binary. Dropping
+    /// the watchdog (a test that returns or panics) disarms it.
+    pub(super) struct Watchdog {
+        _armed: mpsc::Sender<()>,
+    }
+
+    impl Watchdog {
+        pub(super) fn start() -> Self {
+            let (armed, disarmed) = mpsc::channel::<()>();
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("a wheel test")
+                .to_owned();
+            std::thread::spawn(move || {
+                if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(TEST_LIMIT) {
+                    eprintln!(
+                        "{test} still runs after {TEST_LIMIT:?}: the wheel stopped making progress"
+                    );
+                    std::process::abort();
+                }
+            });
+            Watchdog { _armed: armed }
+        }
+    }
+
     struct Harness {
         wheel: Wheel,
         log: Arc<std::sync::Mutex<Vec<usize>>>,
+        /// `Wheel::advance` calls so far, capped at [`ADVANCE_LIMIT`] so that
+        /// an `advance` that never reports progress (always `Full`, or the
+        /// same `Until`) fails instead of spinning a test loop forever.
+        advances: usize,
+        _watchdog: Watchdog,
     }
 
     impl Harness {
@@ -537,6 +581,8 @@ mod tests {
             Harness {
                 wheel: Wheel::new(slots, TICK),
                 log: Default::default(),
+                advances: 0,
+                _watchdog: Watchdog::start(),
             }
         }
         fn waker(&self, id: usize) -> Waker {
@@ -557,6 +603,11 @@ mod tests {
         fn advance_to(&mut self, now: u64) -> Advance {
             let mut out = Vec::new();
             loop {
+                self.advances += 1;
+                assert!(
+                    self.advances <= ADVANCE_LIMIT,
+                    "{ADVANCE_LIMIT} advance calls: the wheel stopped making progress"
+                );
                 let r = self.wheel.advance(now / TICK, now, &mut out, 3);
                 out.drain(..).for_each(Waker::wake);
                 if r != Advance::Full {
@@ -717,6 +768,9 @@ mod tests {
         let k2 = h.insert(2, 500);
         assert!(matches!(h.wheel.reset(k2, 50), Reset::Elapsed(_)));
         assert_eq!(h.wheel.pending(), 0);
+        // The books balance: a reset into the past counts as a cancel.
+        let c = h.wheel.counters();
+        assert_eq!((c.registered, c.fired, c.cancelled), (2, 1, 1));
     }
 
     #[test]
@@ -792,6 +846,32 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(h.wheel.drain(&mut out), 1, "shutdown still reaches it");
         assert!(h.wheel.remove(beyond_last_tick).is_none());
+    }
+
+    /// A saturated deadline never fires even when the tick length divides
+    /// `SATURATED` (2^63 - 1 = 7 x 1,317,624,576,693,539,401), so that its
+    /// tick is the very last one the clock reaches: a 1 ms tick never does,
+    /// but a tick of 7 x 73 x 127 x 337 ns (about 21.9 ms) would.
+    #[test]
+    fn a_saturated_deadline_never_fires_on_a_tick_that_divides_it() {
+        for tick_ns in [7, 7 * 73 * 127 * 337] {
+            assert_eq!(SATURATED % tick_ns, 0);
+            let mut wheel = Wheel::new(8, tick_ns);
+            let mut waker = Some(Waker::noop().clone());
+            let Insert::Registered { key, tick } = wheel.insert(SATURATED, &mut waker) else {
+                panic!("a saturated deadline is registered");
+            };
+            assert_eq!(
+                tick,
+                u64::MAX,
+                "tick {tick_ns} ns: the driver must not wake for it"
+            );
+            let mut out = Vec::new();
+            let last = wheel.last_tick;
+            assert_eq!(wheel.advance(last, SATURATED, &mut out, 8), Advance::Idle);
+            assert!(out.is_empty(), "tick {tick_ns} ns: it fired");
+            assert!(wheel.is_live(key));
+        }
     }
 
     #[test]

@@ -318,7 +318,9 @@ mod tests {
         assert_eq!(b.index, a.index, "the freed slot is reused first");
         assert_ne!(b.generation, a.generation);
         assert!(slab.get(a).is_none(), "old key must not see the new entry");
+        assert!(slab.get_mut(a).is_none(), "nor change it");
         assert_eq!(slab.get(b).unwrap().deadline, 6);
+        assert_eq!(slab.get_mut(b).unwrap().deadline, 6);
     }
 
     #[test]
@@ -502,6 +504,21 @@ mod tests {
                 assert!(slab.get(key).is_none(), "stale {key:?} reaches an entry");
             }
         }
+
+        /// [`check`](Ledger::check), and the same through `get_mut`.
+        fn check_mut(&self, slab: &mut Slab) {
+            self.check(slab);
+            for &(key, deadline) in &self.live {
+                let found = slab.get_mut(key).map(|entry| entry.deadline);
+                assert_eq!(found, Some(deadline), "live {key:?}");
+            }
+            for &key in &self.dead {
+                assert!(
+                    slab.get_mut(key).is_none(),
+                    "stale {key:?} reaches an entry"
+                );
+            }
+        }
     }
 
     const ONE_PAGE: usize = PAGE_LEN * std::mem::size_of::<Entry>();
@@ -522,6 +539,8 @@ mod tests {
         slab.set_generation(hot.index, u32::MAX - 3);
         let mut generations = Vec::new();
         loop {
+            // Bounded: a slot that never retired would loop forever.
+            assert!(generations.len() <= 4, "the slot did not retire");
             let key = ledger.insert(&mut slab);
             ledger.remove_newest(&mut slab);
             if key.index != hot.index {
@@ -542,7 +561,7 @@ mod tests {
         for _ in 0..3 * PAGE_LEN {
             ledger.insert(&mut slab);
         }
-        ledger.check(&slab);
+        ledger.check_mut(&mut slab);
         ledger.clear(&mut slab);
         assert_eq!(slab.allocated_bytes(), ONE_PAGE, "released again");
 
@@ -561,7 +580,7 @@ mod tests {
             bytes,
             "register/cancel grew the slab"
         );
-        ledger.check(&slab);
+        ledger.check_mut(&mut slab);
         ledger.clear(&mut slab);
         assert_eq!(slab.allocated_bytes(), ONE_PAGE);
     }
@@ -585,6 +604,63 @@ mod tests {
         slab.remove(last.index);
         assert_eq!(slab.len(), 0);
         assert_eq!(slab.allocated_bytes(), ONE_PAGE, "the second page was kept");
+    }
+
+    /// A slab that empties with one page keeps its free list as it was:
+    /// only a slab with more pages has pages to release and a free list to
+    /// rebuild, so emptying a small shard (every time its last timer fires)
+    /// costs no walk over the page.
+    #[test]
+    fn emptying_a_one_page_slab_keeps_its_free_list() {
+        let mut slab = Slab::default();
+        let keys: Vec<Key> = (0..3).map(|i| slab.insert(i, waker()).unwrap()).collect();
+        for i in [0, 2, 1] {
+            slab.remove(keys[i].index);
+        }
+        assert_eq!(slab.len(), 0);
+        let order: Vec<u32> = (0..3)
+            .map(|i| slab.insert(i, waker()).unwrap().index)
+            .collect();
+        assert_eq!(
+            order,
+            [keys[1].index, keys[2].index, keys[0].index],
+            "the last freed slot is reused first"
+        );
+    }
+
+    /// Every key up to the last one below `MAX_KEY` can be handed out, and
+    /// then the slab is full. Retired page indexes stand in for the 4
+    /// billion live entries below: growth steps over them without
+    /// allocating, as it does over indexes whose generations ran out.
+    #[test]
+    fn the_slab_is_full_only_when_every_key_below_the_limit_is_used() {
+        // The last page whose keys all lie below `MAX_KEY`.
+        let last_page = (MAX_KEY as usize + 1) / PAGE_LEN - 1;
+        let mut slab = Slab {
+            floors: vec![RETIRED; last_page],
+            ..Slab::default()
+        };
+        let first = slab.insert(0, waker()).unwrap();
+        assert_eq!(first.index as usize, last_page * PAGE_LEN);
+        let mut highest = first.index;
+        for i in 1..PAGE_LEN as u64 {
+            highest = slab.insert(i, waker()).unwrap().index;
+        }
+        assert!(highest < MAX_KEY, "key {highest} names a Sleep state");
+        assert_eq!(highest as usize, last_page * PAGE_LEN + PAGE_LEN - 1);
+        assert!(
+            slab.insert(0, waker()).is_none(),
+            "the next page passes the limit"
+        );
+        assert_eq!(slab.len(), PAGE_LEN);
+        assert_eq!(
+            slab.allocated_bytes(),
+            ONE_PAGE,
+            "retired indexes hold no memory"
+        );
+        // A freed key is reused, so the slab is not full any more.
+        slab.remove(first.index);
+        assert_eq!(slab.insert(9, waker()).unwrap().index, first.index);
     }
 
     #[derive(Debug, Clone)]
