@@ -26,7 +26,7 @@ const UNCHECKED: u32 = u32::MAX;
 const IN_FUTURE: u32 = u32::MAX - 1;
 const DONE: u32 = u32::MAX - 2;
 // Checked when compiling: no key the slab hands out can name a state.
-const _: () = assert!(MAX_KEY <= DONE && DONE < UNREGISTERED);
+const _: () = assert!(MAX_KEY <= DONE && DONE < IN_FUTURE && IN_FUTURE < UNCHECKED);
 
 /// Where a sleep stands, decoded from its `key` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
