@@ -5,7 +5,8 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 
 use crate::error::BuildError;
-use crate::timer::{Config, Timer};
+use crate::state::Config;
+use crate::timer::Timer;
 
 /// Configures and builds a [`Timer`], from [`Timer::builder`].
 ///

@@ -49,9 +49,9 @@ use tokio::runtime::RuntimeFlavor;
 use tokio::time::Instant;
 
 use crate::doorbell::Doorbell;
-use crate::timer::Inner;
+use crate::shard::wake_all;
+use crate::state::Inner;
 use crate::trace::{debug, trace};
-use crate::unwind;
 use crate::wheel::Advance;
 
 /// Wakers collected under a shard lock before it is released to wake them.
@@ -308,17 +308,5 @@ async fn drive(inner: &Arc<Inner>) {
             () = poll_fn(|cx| driver.doorbell.poll_rung(cx)) => true,
         };
         wake_up = !timer_fired;
-    }
-}
-
-/// Wakes and empties `wakers`. A waker that panics is counted in `panics`
-/// and does not stop the others, even if its panic payload panics again when
-/// dropped. Wakers are taken out one at a time, so whatever happens, every
-/// waker still in the vector stays there for the caller's guard to wake.
-pub(crate) fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
-    while let Some(waker) = wakers.pop() {
-        if !unwind::run_contained(|| waker.wake()) {
-            panics.fetch_add(1, Ordering::Relaxed);
-        }
     }
 }

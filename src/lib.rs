@@ -230,6 +230,7 @@ mod schedule;
 mod shard;
 mod shared;
 mod sleep;
+mod state;
 mod stats;
 mod sync;
 mod timeout;

@@ -12,12 +12,13 @@
 //! after the lock is released: waking or dropping a waker runs executor code,
 //! which must never run under a wheel lock.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
 use crate::shared::Shared;
 use crate::sync::{Mutex, MutexGuard};
+use crate::unwind;
 use crate::wheel::{Insert, Key, Reset, WakerCheck, Wheel};
 
 #[derive(Debug)]
@@ -95,6 +96,18 @@ impl Shard {
 
     pub(crate) fn is_live(&self, key: Key) -> bool {
         self.lock().is_live(key)
+    }
+}
+
+/// Wakes and empties `wakers`. A waker that panics is counted in `panics`
+/// and does not stop the others, even if its panic payload panics again when
+/// dropped. Wakers are taken out one at a time, so whatever happens, every
+/// waker still in the vector stays there for the caller's guard to wake.
+pub(crate) fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
+    while let Some(waker) = wakers.pop() {
+        if !unwind::run_contained(|| waker.wake()) {
+            panics.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
