@@ -87,8 +87,7 @@ impl Inner {
         let mut wakers = Vec::new();
         let mut total = 0;
         for shard in self.shards.iter() {
-            total += shard.lock().drain(&mut wakers);
-            shard::wake_all(&mut wakers, &self.wake_panics);
+            total += shard.close_and_drain(&mut wakers, &self.wake_panics);
         }
         self.shared.nudge();
         if first || total > 0 {

@@ -12,9 +12,10 @@ use tokio::time::Instant;
 use crate::builder::Builder;
 use crate::driver;
 use crate::error::Error;
+use crate::shard::Tally;
 use crate::sleep::Sleep;
 use crate::state::{Config, Inner};
-use crate::stats::{Histogram, Stats};
+use crate::stats::Stats;
 use crate::timeout::Timeout;
 
 /// A hashed-wheel timer: a cheap, cloneable handle to one wheel and its driver
@@ -277,37 +278,27 @@ impl Timer {
     /// # }
     /// ```
     pub fn pending(&self) -> usize {
-        self.inner.shards.iter().map(|s| s.lock().pending()).sum()
+        self.inner.shards.iter().map(|s| s.pending()).sum()
     }
 
     /// A snapshot of the timer's counters and lateness; see [`Stats`].
     pub fn stats(&self) -> Stats {
-        let mut lateness = Histogram::default();
-        let mut stats = Stats {
-            pending: 0,
-            registered: 0,
-            fired: 0,
-            cancelled: 0,
-            migrated: 0,
+        let mut tally = Tally::default();
+        for shard in self.inner.shards.iter() {
+            shard.tally_into(&mut tally);
+        }
+        Stats {
+            pending: tally.pending,
+            registered: tally.registered,
+            fired: tally.fired,
+            cancelled: tally.cancelled,
+            migrated: tally.migrated,
             ticks: self.inner.clock_tick.load(Ordering::Relaxed),
             wakeups: self.inner.wakeups.load(Ordering::Relaxed),
             wake_panics: self.inner.wake_panics.load(Ordering::Relaxed),
-            entry_bytes: 0,
-            lateness: Default::default(),
-        };
-        for shard in self.inner.shards.iter() {
-            let wheel = shard.lock();
-            let c = wheel.counters();
-            stats.pending += wheel.pending();
-            stats.registered += c.registered;
-            stats.fired += c.fired;
-            stats.cancelled += c.cancelled;
-            stats.migrated += c.migrated;
-            stats.entry_bytes += wheel.entry_bytes();
-            lateness.merge(wheel.lateness());
+            entry_bytes: tally.entry_bytes,
+            lateness: tally.lateness.summary(),
         }
-        stats.lateness = lateness.summary();
-        stats
     }
 
     /// The instant of the last tick the driver processed: a clock that costs
@@ -522,7 +513,7 @@ mod tests {
         };
         let mine = from_worker.recv().unwrap();
         let other = (mine + 1) % shards;
-        let held = timer.inner.shards[other].lock();
+        let held = timer.inner.shards[other].hold_lock();
         to_worker.send(()).unwrap();
         let done = from_worker.recv_timeout(Duration::from_secs(30));
         drop(held);
@@ -532,8 +523,9 @@ mod tests {
             "registering on shard {mine} waited for shard {other}'s lock"
         );
         worker.join().unwrap();
-        let wheel = timer.inner.shards[mine].lock();
-        assert_eq!(wheel.counters().registered, 1000);
-        assert_eq!(wheel.counters().cancelled, 1000);
+        let mut tally = Tally::default();
+        timer.inner.shards[mine].tally_into(&mut tally);
+        assert_eq!(tally.registered, 1000);
+        assert_eq!(tally.cancelled, 1000);
     }
 }
