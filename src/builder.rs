@@ -61,7 +61,7 @@ impl Builder {
     /// The largest number of slots allowed. A bigger wheel buys nothing here:
     /// timers beyond one revolution wait in an overflow level that costs no
     /// work per revolution.
-    pub const MAX_SLOTS: usize = 1 << 16;
+    pub const MAX_SLOTS: usize = crate::error::MAX_SLOTS;
 
     /// A builder with every setting at its default.
     pub fn new() -> Self {

@@ -17,7 +17,7 @@ use futures_core::Stream;
 use tokio::time::Instant;
 
 use crate::sleep::Sleep;
-use crate::Timer;
+use crate::timer::Timer;
 
 /// How late a tick may complete before it counts as missed, at least.
 ///

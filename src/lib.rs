@@ -225,6 +225,7 @@ mod driver;
 mod error;
 mod integrations;
 mod interval;
+mod lateness;
 pub mod retry;
 mod schedule;
 mod shard;

@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
+use crate::lateness::Histogram;
 use crate::shared::Shared;
-use crate::stats::Histogram;
 use crate::sync::{Mutex, MutexGuard};
 use crate::unwind;
 use crate::wheel::{Advance, Insert, Key, Reset, WakerCheck, Wheel};

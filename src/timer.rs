@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::shard::Tally;
 use crate::sleep::Sleep;
 use crate::state::{Config, Inner};
-use crate::stats::Stats;
+use crate::stats::{Lateness, Stats};
 use crate::timeout::Timeout;
 
 /// A hashed-wheel timer: a cheap, cloneable handle to one wheel and its driver
@@ -297,7 +297,7 @@ impl Timer {
             wakeups: self.inner.wakeups.load(Ordering::Relaxed),
             wake_panics: self.inner.wake_panics.load(Ordering::Relaxed),
             entry_bytes: tally.entry_bytes,
-            lateness: tally.lateness.summary(),
+            lateness: Lateness::of(&tally.lateness),
         }
     }
 

@@ -47,7 +47,7 @@ use self::bitmap::Bitmap;
 pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, NIL};
-use crate::stats::Histogram;
+use crate::lateness::Histogram;
 
 /// Deadlines at or past this many nanoseconds since the origin have
 /// saturated (`Duration::MAX`, or instants about 292 years away): they never
