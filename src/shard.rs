@@ -266,8 +266,8 @@ mod tests {
         }
     }
 
-    /// Behaviour 6: registering and cancelling in one shard does not wait for
-    /// another shard's lock. If shards shared one lock, the second thread
+    /// Registering and cancelling in one shard does not wait for another
+    /// shard's lock. If shards shared one lock, the second thread
     /// would block until the first lets go, and the channel would time out.
     #[test]
     fn a_held_shard_lock_does_not_block_another_shard() {

@@ -366,7 +366,7 @@ impl Sleep {
                 self.set_state(State::Done);
                 Poll::Ready(())
             }
-            Insert::Full => {
+            Insert::NoKeys => {
                 panic!("tickwheel: a timer shard holds {MAX_KEY} timers, the most it can address")
             }
         }

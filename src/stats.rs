@@ -57,7 +57,8 @@ pub struct Stats {
     /// Wakers that panicked when the driver woke them. The driver catches the
     /// panic and goes on waking the rest of the bucket.
     pub wake_panics: u64,
-    /// Bytes of entry storage the wheel holds (pages are reused, not returned).
+    /// Bytes of entry storage the wheels hold. Pages are reused while timers
+    /// come and go, and a shard that empties releases all but its first page.
     pub entry_bytes: usize,
     /// How late fired timers were relative to their exact deadlines.
     pub lateness: Lateness,

@@ -477,9 +477,10 @@ mod tests {
     use std::sync::mpsc;
     use std::task::{Context, Waker};
 
-    /// Behaviour 6 at the level of a real `Timer`: it has several shards, and
-    /// while one shard's lock is held, a thread using another shard registers
-    /// and cancels sleeps through the public API without waiting. A timer with
+    /// Shards do not share a lock, seen through a real `Timer`: it has several
+    /// shards, and while one shard's lock is held, a thread using another
+    /// shard registers and cancels sleeps through the public API without
+    /// waiting. A timer with
     /// one shared lock (or a single shard) fails this test.
     #[test]
     fn threads_register_without_waiting_on_another_shards_lock() {
