@@ -202,3 +202,14 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
+
+/// A new wait on a shut-down timer would complete at once, and a loop of such
+/// waits would spin: like `tokio::time` on a runtime that is gone, fail loudly.
+#[track_caller]
+pub(crate) fn shutdown_panic() -> ! {
+    panic!(
+        "tickwheel: the timer has shut down (Timer::shutdown was called, or the runtime \
+         hosting its driver has ended), so it cannot start a new wait; \
+         use the try_* methods to handle this without panicking"
+    )
+}

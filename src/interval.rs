@@ -314,7 +314,7 @@ impl Interval {
         if self.delay.timer_is_shut_down() {
             // The wait was cut short, or would be: no tick is due, and
             // completing anyway would let `loop { tick().await }` spin.
-            crate::timer::shutdown_panic();
+            crate::error::shutdown_panic();
         }
         let scheduled = self.delay.deadline();
         let now = self.delay.clock_now();

@@ -230,7 +230,7 @@ impl Sleep {
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         if self.try_reset(deadline).is_err() {
-            crate::timer::shutdown_panic();
+            crate::error::shutdown_panic();
         }
     }
 

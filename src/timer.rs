@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use crate::builder::Builder;
 use crate::driver;
-use crate::error::Error;
+use crate::error::{shutdown_panic, Error};
 use crate::shard::Tally;
 use crate::sleep::Sleep;
 use crate::state::{Config, Inner};
@@ -426,17 +426,6 @@ enum Refuse {
 #[track_caller]
 fn capacity_panic(err: Error) -> ! {
     panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
-}
-
-/// A new wait on a shut-down timer would complete at once, and a loop of such
-/// waits would spin: like `tokio::time` on a runtime that is gone, fail loudly.
-#[track_caller]
-pub(crate) fn shutdown_panic() -> ! {
-    panic!(
-        "tickwheel: the timer has shut down (Timer::shutdown was called, or the runtime \
-         hosting its driver has ended), so it cannot start a new wait; \
-         use the try_* methods to handle this without panicking"
-    )
 }
 
 impl Clone for Timer {
