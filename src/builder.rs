@@ -5,7 +5,8 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 
 use crate::error::BuildError;
-use crate::timer::{Config, Timer};
+use crate::state::Config;
+use crate::timer::Timer;
 
 /// Configures and builds a [`Timer`], from [`Timer::builder`].
 ///
@@ -60,7 +61,7 @@ impl Builder {
     /// The largest number of slots allowed. A bigger wheel buys nothing here:
     /// timers beyond one revolution wait in an overflow level that costs no
     /// work per revolution.
-    pub const MAX_SLOTS: usize = 1 << 16;
+    pub const MAX_SLOTS: usize = crate::error::MAX_SLOTS;
 
     /// A builder with every setting at its default.
     pub fn new() -> Self {

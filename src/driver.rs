@@ -40,7 +40,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
@@ -49,13 +49,9 @@ use tokio::runtime::RuntimeFlavor;
 use tokio::time::Instant;
 
 use crate::doorbell::Doorbell;
-use crate::timer::Inner;
+use crate::shard::WAKE_BATCH;
+use crate::state::Inner;
 use crate::trace::{debug, trace};
-use crate::unwind;
-use crate::wheel::Advance;
-
-/// Wakers collected under a shard lock before it is released to wake them.
-const WAKE_BATCH: usize = 64;
 
 /// How often an orphaned driver (no `Timer` handle left, nothing registered,
 /// but some unpolled sleep still alive) checks whether it may retire.
@@ -72,20 +68,6 @@ impl Drop for ShutDownOnExit {
     fn drop(&mut self) {
         self.0.shut_down();
         debug!("driver stopped");
-    }
-}
-
-/// Wakers taken out of the wheel and not yet woken. Wakes them if dropped
-/// early (a panic in the driver), since their entries have already left the
-/// wheel and shutdown could no longer find them.
-struct Batch<'a> {
-    wakers: &'a mut Vec<Waker>,
-    panics: &'a AtomicU64,
-}
-
-impl Drop for Batch<'_> {
-    fn drop(&mut self) {
-        wake_all(self.wakers, self.panics);
     }
 }
 
@@ -132,31 +114,17 @@ impl Driver {
         // The clock is read after `begin_scan`: a registration that missed
         // this reading sees the cleared target and notifies.
         let (now_ns, now_tick) = shared.clock.now_tick(shared.now());
-        let batch = Batch {
-            wakers: buffer,
-            panics: &inner.wake_panics,
-        };
         let mut next: Option<u64> = None;
         let mut pending = 0;
         let mut fired = 0u64;
         for shard in inner.shards.iter() {
-            loop {
-                let (step, left) = {
-                    let mut wheel = shard.lock();
-                    let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
-                    (step, wheel.pending())
-                };
-                fired += batch.wakers.len() as u64;
-                wake_all(batch.wakers, batch.panics);
-                match step {
-                    Advance::Full => continue,
-                    Advance::Idle => pending += left,
-                    Advance::Until(tick) => next = Some(next.map_or(tick, |n| n.min(tick))),
-                }
-                break;
+            let advanced = shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
+            fired += advanced.fired;
+            match advanced.next {
+                Some(tick) => next = Some(next.map_or(tick, |n| n.min(tick))),
+                None => pending += advanced.pending,
             }
         }
-        drop(batch);
         shared.end_scan(next.unwrap_or(u64::MAX));
         let before = inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
         if wake_up || fired > 0 {
@@ -308,17 +276,5 @@ async fn drive(inner: &Arc<Inner>) {
             () = poll_fn(|cx| driver.doorbell.poll_rung(cx)) => true,
         };
         wake_up = !timer_fired;
-    }
-}
-
-/// Wakes and empties `wakers`. A waker that panics is counted in `panics`
-/// and does not stop the others, even if its panic payload panics again when
-/// dropped. Wakers are taken out one at a time, so whatever happens, every
-/// waker still in the vector stays there for the caller's guard to wake.
-pub(crate) fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
-    while let Some(waker) = wakers.pop() {
-        if !unwind::run_contained(|| waker.wake()) {
-            panics.fetch_add(1, Ordering::Relaxed);
-        }
     }
 }

@@ -5,6 +5,10 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
+/// The most slots a wheel may have: `Builder::MAX_SLOTS`, defined here so
+/// that `BuildError`'s message can name it without reaching up to the builder.
+pub(crate) const MAX_SLOTS: usize = 1 << 16;
+
 /// The error a [`Timeout`](crate::Timeout) returns when its deadline passes
 /// before the inner future completes.
 ///
@@ -182,11 +186,9 @@ impl fmt::Display for BuildError {
                 write!(f, "tick of {tick:?} is below the 1 ms minimum")
             }
             BuildError::ZeroSlots => f.write_str("a wheel needs at least one slot"),
-            BuildError::TooManySlots { slots } => write!(
-                f,
-                "{slots} slots is more than the maximum of {}",
-                crate::Builder::MAX_SLOTS
-            ),
+            BuildError::TooManySlots { slots } => {
+                write!(f, "{slots} slots is more than the maximum of {}", MAX_SLOTS)
+            }
             BuildError::SpanOverflow { tick, slots } => write!(
                 f,
                 "one revolution ({tick:?} x {slots} slots) overflows the wheel's clock"
@@ -200,3 +202,14 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
+
+/// A new wait on a shut-down timer would complete at once, and a loop of such
+/// waits would spin: like `tokio::time` on a runtime that is gone, fail loudly.
+#[track_caller]
+pub(crate) fn shutdown_panic() -> ! {
+    panic!(
+        "tickwheel: the timer has shut down (Timer::shutdown was called, or the runtime \
+         hosting its driver has ended), so it cannot start a new wait; \
+         use the try_* methods to handle this without panicking"
+    )
+}

@@ -17,7 +17,7 @@ use futures_core::Stream;
 use tokio::time::Instant;
 
 use crate::sleep::Sleep;
-use crate::Timer;
+use crate::timer::Timer;
 
 /// How late a tick may complete before it counts as missed, at least.
 ///
@@ -314,7 +314,7 @@ impl Interval {
         if self.delay.timer_is_shut_down() {
             // The wait was cut short, or would be: no tick is due, and
             // completing anyway would let `loop { tick().await }` spin.
-            crate::timer::shutdown_panic();
+            crate::error::shutdown_panic();
         }
         let scheduled = self.delay.deadline();
         let now = self.delay.clock_now();

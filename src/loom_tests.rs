@@ -20,7 +20,7 @@ use loom::sync::atomic::AtomicUsize;
 use crate::clock::Clock;
 use crate::shard::Shard;
 use crate::shared::Shared;
-use crate::wheel::{Advance, Insert, Key, Reset, Wheel};
+use crate::wheel::{Insert, Key, Reset, Wheel};
 
 const TICK_NS: u64 = 1_000_000;
 
@@ -61,17 +61,10 @@ fn shard(max_pending: Option<usize>) -> Arc<Shard> {
 fn driver_pass(shard: &Shard, now_tick: u64) -> Option<u64> {
     shard.shared.begin_scan();
     let mut out = Vec::new();
-    let step = shard
-        .lock()
-        .advance(now_tick, now_tick * TICK_NS, &mut out, 64);
-    for waker in out {
-        waker.wake();
-    }
-    let next = match step {
-        Advance::Until(tick) => Some(tick),
-        Advance::Idle => None,
-        Advance::Full => unreachable!("64 wakers is more than these models register"),
-    };
+    let panics = std::sync::atomic::AtomicU64::new(0);
+    let next = shard
+        .advance(now_tick, now_tick * TICK_NS, &mut out, &panics)
+        .next;
     shard.shared.end_scan(next.unwrap_or(u64::MAX));
     next
 }
@@ -139,7 +132,7 @@ fn loom_cancel_racing_firing_wakes_at_most_once() {
         driver_pass(&shard, 1);
         let cancelled = canceller.join().unwrap();
         assert_eq!(wakes(&count), usize::from(!cancelled));
-        assert_eq!(shard.lock().pending(), 0);
+        assert_eq!(shard.pending(), 0);
     });
 }
 
@@ -212,13 +205,11 @@ fn loom_shutdown_racing_registration_leaves_nothing_behind() {
         // What `Inner::shut_down` does for each shard.
         shard.shared.set_shutdown();
         let mut out = Vec::new();
-        shard.lock().drain(&mut out);
-        for waker in out {
-            waker.wake();
-        }
+        let panics = std::sync::atomic::AtomicU64::new(0);
+        shard.close_and_drain(&mut out, &panics);
         let (count, registered) = registrant.join().unwrap();
         assert_eq!(wakes(&count), usize::from(registered));
-        assert_eq!(shard.lock().pending(), 0, "an entry survived shutdown");
+        assert_eq!(shard.pending(), 0, "an entry survived shutdown");
     });
 }
 

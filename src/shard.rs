@@ -10,15 +10,23 @@
 //!
 //! Wakers are always woken, and replaced or removed wakers always dropped,
 //! after the lock is released: waking or dropping a waker runs executor code,
-//! which must never run under a wheel lock.
+//! which must never run under a wheel lock. The lock is private to this file,
+//! so every operation on a wheel (registration, the driver's advance, the
+//! drain at shutdown, the statistics) goes through a method here that keeps
+//! that rule.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
+use crate::lateness::Histogram;
 use crate::shared::Shared;
 use crate::sync::{Mutex, MutexGuard};
-use crate::wheel::{Insert, Key, Reset, WakerCheck, Wheel};
+use crate::unwind;
+use crate::wheel::{Advance, Insert, Key, Reset, WakerCheck, Wheel};
+
+/// Wakers collected under a shard lock before it is released to wake them.
+pub(crate) const WAKE_BATCH: usize = 64;
 
 #[derive(Debug)]
 #[repr(align(128))] // one shard's lock word never shares a cache line with another's
@@ -39,7 +47,7 @@ impl Shard {
     /// so a panic elsewhere under the lock (a waker's `clone` panicking)
     /// leaves it usable: poisoning is ignored rather than spread to every
     /// later timer.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Wheel> {
+    fn lock(&self) -> MutexGuard<'_, Wheel> {
         self.wheel.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -95,6 +103,124 @@ impl Shard {
 
     pub(crate) fn is_live(&self, key: Key) -> bool {
         self.lock().is_live(key)
+    }
+
+    /// Fires every entry due by `now_tick` (`now_ns`), waking their tasks in
+    /// batches of `WAKE_BATCH`, each after the lock is released. `wakers` is
+    /// the (empty) buffer to collect them in; wakers that panic are counted in
+    /// `panics`. If anything panics on the way, the wakers already taken out
+    /// of the wheel are still woken.
+    pub(crate) fn advance(
+        &self,
+        now_tick: u64,
+        now_ns: u64,
+        wakers: &mut Vec<Waker>,
+        panics: &AtomicU64,
+    ) -> Advanced {
+        let batch = Batch { wakers, panics };
+        let mut fired = 0u64;
+        loop {
+            let (step, pending) = {
+                let mut wheel = self.lock();
+                let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
+                (step, wheel.pending())
+            };
+            fired += batch.wakers.len() as u64;
+            wake_all(batch.wakers, batch.panics);
+            let next = match step {
+                Advance::Full => continue,
+                Advance::Idle => None,
+                Advance::Until(tick) => Some(tick),
+            };
+            return Advanced {
+                fired,
+                next,
+                pending,
+            };
+        }
+    }
+
+    /// Cancels every entry and closes the wheel for good (later
+    /// registrations are refused), then wakes their tasks outside the lock,
+    /// counting wakers that panic in `panics`. Returns how many were pending.
+    pub(crate) fn close_and_drain(&self, wakers: &mut Vec<Waker>, panics: &AtomicU64) -> usize {
+        let total = self.lock().drain(wakers);
+        wake_all(wakers, panics);
+        total
+    }
+
+    /// The number of entries registered now.
+    pub(crate) fn pending(&self) -> usize {
+        self.lock().pending()
+    }
+
+    /// Adds this shard's counters, entry storage and lateness to `tally`.
+    pub(crate) fn tally_into(&self, tally: &mut Tally) {
+        let wheel = self.lock();
+        let c = wheel.counters();
+        tally.pending += wheel.pending();
+        tally.registered += c.registered;
+        tally.fired += c.fired;
+        tally.cancelled += c.cancelled;
+        tally.migrated += c.migrated;
+        tally.entry_bytes += wheel.entry_bytes();
+        tally.lateness.merge(wheel.lateness());
+    }
+
+    /// Holds this shard's lock until the result is dropped, for tests that
+    /// check one shard's lock does not block another.
+    #[cfg(test)]
+    pub(crate) fn hold_lock(&self) -> impl Sized + '_ {
+        self.lock()
+    }
+}
+
+/// What [`Shard::advance`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Advanced {
+    /// Entries fired (and their tasks woken).
+    pub(crate) fired: u64,
+    /// The next tick this shard needs processed, if any entry can come due.
+    pub(crate) next: Option<u64>,
+    /// Entries still registered.
+    pub(crate) pending: usize,
+}
+
+/// The sum of some shards' counters, for `Timer::stats`.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) pending: usize,
+    pub(crate) registered: u64,
+    pub(crate) fired: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) migrated: u64,
+    pub(crate) entry_bytes: usize,
+    pub(crate) lateness: Histogram,
+}
+
+/// Wakers taken out of the wheel and not yet woken. Wakes them if dropped
+/// early (a panic during the advance), since their entries have already left
+/// the wheel and shutdown could no longer find them.
+struct Batch<'a> {
+    wakers: &'a mut Vec<Waker>,
+    panics: &'a AtomicU64,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        wake_all(self.wakers, self.panics);
+    }
+}
+
+/// Wakes and empties `wakers`. A waker that panics is counted in `panics`
+/// and does not stop the others, even if its panic payload panics again when
+/// dropped. Wakers are taken out one at a time, so whatever happens, every
+/// waker still in the vector stays there for the caller's guard to wake.
+fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
+    while let Some(waker) = wakers.pop() {
+        if !unwind::run_contained(|| waker.wake()) {
+            panics.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -210,8 +336,8 @@ mod tests {
         assert!(twos.iter().all(|&i| i < 2), "{twos:?}");
     }
 
-    /// Behaviour 6: registering and cancelling in one shard does not wait for
-    /// another shard's lock. If shards shared one lock, the second thread
+    /// Registering and cancelling in one shard does not wait for another
+    /// shard's lock. If shards shared one lock, the second thread
     /// would block until the first lets go, and the channel would time out.
     #[test]
     fn a_held_shard_lock_does_not_block_another_shard() {

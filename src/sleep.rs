@@ -232,7 +232,7 @@ impl Sleep {
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         if self.try_reset(deadline).is_err() {
-            crate::timer::shutdown_panic();
+            crate::error::shutdown_panic();
         }
     }
 
@@ -368,7 +368,7 @@ impl Sleep {
                 self.set_state(State::Done);
                 Poll::Ready(())
             }
-            Insert::Full => {
+            Insert::NoKeys => {
                 panic!("tickwheel: a timer shard holds {MAX_KEY} timers, the most it can address")
             }
         }
@@ -497,7 +497,7 @@ mod tests {
         let mut sleep = timer.sleep_until(at);
         assert_eq!(
             format!("{sleep:?}"),
-            format!("Sleep {{ deadline: {at:?}, state: Unregistered }}")
+            format!("Sleep {{ deadline: {at:?}, state: Unregistered {{ checked: false }} }}")
         );
         assert!(futures::poll!(&mut sleep).is_pending());
         assert!(format!("{sleep:?}").contains("state: Registered(Key { index: 0,"));

@@ -9,6 +9,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::lateness::Histogram;
+
 /// A snapshot of a timer's activity, from [`Timer::stats`](crate::Timer::stats).
 ///
 /// Counts are totals since the timer was built. The shards are read one after
@@ -55,7 +57,8 @@ pub struct Stats {
     /// Wakers that panicked when the driver woke them. The driver catches the
     /// panic and goes on waking the rest of the bucket.
     pub wake_panics: u64,
-    /// Bytes of entry storage the wheel holds (pages are reused, not returned).
+    /// Bytes of entry storage the wheels hold. Pages are reused while timers
+    /// come and go, and a shard that empties releases all but its first page.
     pub entry_bytes: usize,
     /// How late fired timers were relative to their exact deadlines.
     pub lateness: Lateness,
@@ -92,104 +95,20 @@ impl fmt::Display for Lateness {
     }
 }
 
-const EXACT: usize = 16;
-const SUB_BITS: u32 = 3;
-const SUB: usize = 1 << SUB_BITS;
-const BUCKETS: usize = EXACT + (64 - 4) * SUB;
-
-/// Lateness histogram in microseconds.
-#[derive(Clone)]
-pub(crate) struct Histogram {
-    counts: Box<[u64; BUCKETS]>,
-    count: u64,
-    sum_us: u128,
-    max_us: u64,
-}
-
-impl fmt::Debug for Histogram {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Histogram")
-            .field("count", &self.count)
-            .field("max_us", &self.max_us)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram {
-            counts: Box::new([0; BUCKETS]),
-            count: 0,
-            sum_us: 0,
-            max_us: 0,
-        }
-    }
-}
-
-impl Histogram {
-    pub(crate) fn record_ns(&mut self, late_ns: u64) {
-        let us = late_ns / 1_000;
-        self.counts[bucket_of(us)] += 1;
-        self.count += 1;
-        self.sum_us += u128::from(us);
-        self.max_us = self.max_us.max(us);
-    }
-
-    pub(crate) fn merge(&mut self, other: &Histogram) {
-        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
-            *a += *b;
-        }
-        self.count += other.count;
-        self.sum_us += other.sum_us;
-        self.max_us = self.max_us.max(other.max_us);
-    }
-
-    pub(crate) fn summary(&self) -> Lateness {
-        if self.count == 0 {
+impl Lateness {
+    /// The summary of `histogram`.
+    pub(crate) fn of(histogram: &Histogram) -> Lateness {
+        if histogram.count() == 0 {
             return Lateness::default();
         }
-        let mean_us = (self.sum_us / u128::from(self.count)) as u64;
         Lateness {
-            count: self.count,
-            mean: Duration::from_micros(mean_us),
-            p50: Duration::from_micros(self.quantile_us(0.50)),
-            p99: Duration::from_micros(self.quantile_us(0.99)),
-            max: Duration::from_micros(self.max_us),
+            count: histogram.count(),
+            mean: Duration::from_micros(histogram.mean_us()),
+            p50: Duration::from_micros(histogram.quantile_us(0.50)),
+            p99: Duration::from_micros(histogram.quantile_us(0.99)),
+            max: Duration::from_micros(histogram.max_us()),
         }
     }
-
-    /// Upper bound of the bucket holding the `q`-quantile, capped at the max.
-    fn quantile_us(&self, q: f64) -> u64 {
-        let rank = ((self.count as f64) * q).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (index, &n) in self.counts.iter().enumerate() {
-            seen += n;
-            if seen >= rank {
-                return bucket_upper(index).min(self.max_us);
-            }
-        }
-        self.max_us
-    }
-}
-
-fn bucket_of(us: u64) -> usize {
-    if us < EXACT as u64 {
-        return us as usize;
-    }
-    let exp = 63 - us.leading_zeros(); // >= 4
-    let sub = ((us >> (exp - SUB_BITS)) as usize) & (SUB - 1);
-    EXACT + (exp as usize - 4) * SUB + sub
-}
-
-/// Largest value (inclusive) that lands in bucket `index`.
-fn bucket_upper(index: usize) -> u64 {
-    if index < EXACT {
-        return index as u64;
-    }
-    let exp = ((index - EXACT) / SUB + 4) as u32;
-    let sub = ((index - EXACT) % SUB) as u64;
-    let width = 1u64 << (exp - SUB_BITS);
-    ((SUB as u64 + sub) << (exp - SUB_BITS)).saturating_add(width - 1)
 }
 
 #[cfg(test)]
@@ -197,24 +116,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buckets_cover_every_value_and_bound_it() {
-        for us in (0..5000u64).chain([u64::MAX / 1000, u64::MAX]) {
-            let b = bucket_of(us);
-            assert!(b < BUCKETS, "{us} -> {b}");
-            assert!(bucket_upper(b) >= us, "{us} above its bucket's bound");
-            if b > 0 {
-                assert!(bucket_upper(b - 1) < us, "{us} belongs lower");
-            }
-        }
-    }
-
-    #[test]
     fn summary_reports_quantiles_within_an_eighth() {
         let mut h = Histogram::default();
         for ms in 1..=100u64 {
             h.record_ns(ms * 1_000_000);
         }
-        let s = h.summary();
+        let s = Lateness::of(&h);
         assert_eq!(s.count, 100);
         assert_eq!(s.max, Duration::from_millis(100));
         assert_eq!(s.mean, Duration::from_micros(50_500));
@@ -231,9 +138,9 @@ mod tests {
         a.record_ns(1_000);
         b.record_ns(3_000_000);
         a.merge(&b);
-        let s = a.summary();
+        let s = Lateness::of(&a);
         assert_eq!(s.count, 2);
         assert_eq!(s.max, Duration::from_millis(3));
-        assert_eq!(Histogram::default().summary(), Lateness::default());
+        assert_eq!(Lateness::of(&Histogram::default()), Lateness::default());
     }
 }

@@ -1,8 +1,8 @@
-//! [`Timer`]: the handle users hold, and the state behind it.
+//! [`Timer`]: the handle users hold. The state behind it is in `state.rs`.
 
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,71 +10,13 @@ use tokio::runtime::Handle;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
-use crate::clock::{Clock, TimeSource};
 use crate::driver;
-use crate::error::Error;
-use crate::shard::{self, Shard};
-use crate::shared::Shared;
+use crate::error::{shutdown_panic, Error};
+use crate::shard::Tally;
 use crate::sleep::Sleep;
-use crate::stats::{Histogram, Stats};
+use crate::state::{Config, Inner};
+use crate::stats::{Lateness, Stats};
 use crate::timeout::Timeout;
-use crate::trace::debug;
-use crate::wheel::Wheel;
-
-/// Validated settings, from [`Builder`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Config {
-    pub(crate) tick_ns: u64,
-    pub(crate) slots: usize,
-    pub(crate) max_pending: Option<usize>,
-}
-
-/// Everything behind a [`Timer`] handle, shared with the driver task.
-#[derive(Debug)]
-pub(crate) struct Inner {
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) shards: Box<[Arc<Shard>]>,
-    /// Driver wake-ups, for `Stats::wakeups`.
-    pub(crate) wakeups: AtomicU64,
-    /// The last tick the driver processed, for `Timer::now`.
-    pub(crate) clock_tick: AtomicU64,
-    /// Wakers that panicked when woken (the driver survives them).
-    pub(crate) wake_panics: AtomicU64,
-    /// The runtime hosting the driver; scheduled tasks are spawned on it.
-    pub(crate) runtime: Handle,
-    config: Config,
-}
-
-impl Inner {
-    /// Cancels every registered timer, wakes its task and refuses new ones.
-    /// Returns how many were pending. Idempotent.
-    pub(crate) fn shut_down(&self) -> usize {
-        let first = self.shared.set_shutdown();
-        let mut wakers = Vec::new();
-        let mut total = 0;
-        for shard in self.shards.iter() {
-            total += shard.lock().drain(&mut wakers);
-            driver::wake_all(&mut wakers, &self.wake_panics);
-        }
-        self.shared.nudge();
-        if first || total > 0 {
-            debug!("timer shut down", woken = total as u64);
-        }
-        total
-    }
-
-    /// No `Sleep` or `Timeout` of this timer exists any more (each holds a
-    /// reference to its shard; the shards are otherwise only held here).
-    pub(crate) fn no_sleeps_alive(&self) -> bool {
-        self.shards
-            .iter()
-            .all(|shard| Arc::strong_count(shard) == 1)
-    }
-
-    fn shard(&self) -> &Arc<Shard> {
-        &self.shards[shard::index_for_current_thread(self.shards.len())]
-    }
-}
 
 /// A hashed-wheel timer: a cheap, cloneable handle to one wheel and its driver
 /// task.
@@ -141,38 +83,7 @@ impl Timer {
     }
 
     pub(crate) fn start(config: Config, handle: &Handle) -> Timer {
-        // Read the origin on the runtime's clock: a paused test runtime's
-        // clock is not the system clock.
-        let origin = {
-            let _guard = handle.enter();
-            Instant::now()
-        };
-        let shared = Arc::new(Shared::new(
-            Clock::new(origin, config.tick_ns),
-            TimeSource::for_runtime(handle),
-            config.max_pending,
-        ));
-        {
-            let _guard = handle.enter();
-            shared.look_for_pause();
-        }
-        let shards = (0..shard_count())
-            .map(|_| {
-                Arc::new(Shard::new(
-                    Wheel::new(config.slots, config.tick_ns),
-                    shared.clone(),
-                ))
-            })
-            .collect();
-        let inner = Arc::new(Inner {
-            shared,
-            shards,
-            wakeups: AtomicU64::new(0),
-            clock_tick: AtomicU64::new(0),
-            wake_panics: AtomicU64::new(0),
-            runtime: handle.clone(),
-            config,
-        });
+        let inner = Inner::new(config, handle);
         handle.spawn(driver::run(inner.clone()));
         Timer { inner }
     }
@@ -367,37 +278,27 @@ impl Timer {
     /// # }
     /// ```
     pub fn pending(&self) -> usize {
-        self.inner.shards.iter().map(|s| s.lock().pending()).sum()
+        self.inner.shards.iter().map(|s| s.pending()).sum()
     }
 
     /// A snapshot of the timer's counters and lateness; see [`Stats`].
     pub fn stats(&self) -> Stats {
-        let mut lateness = Histogram::default();
-        let mut stats = Stats {
-            pending: 0,
-            registered: 0,
-            fired: 0,
-            cancelled: 0,
-            migrated: 0,
+        let mut tally = Tally::default();
+        for shard in self.inner.shards.iter() {
+            shard.tally_into(&mut tally);
+        }
+        Stats {
+            pending: tally.pending,
+            registered: tally.registered,
+            fired: tally.fired,
+            cancelled: tally.cancelled,
+            migrated: tally.migrated,
             ticks: self.inner.clock_tick.load(Ordering::Relaxed),
             wakeups: self.inner.wakeups.load(Ordering::Relaxed),
             wake_panics: self.inner.wake_panics.load(Ordering::Relaxed),
-            entry_bytes: 0,
-            lateness: Default::default(),
-        };
-        for shard in self.inner.shards.iter() {
-            let wheel = shard.lock();
-            let c = wheel.counters();
-            stats.pending += wheel.pending();
-            stats.registered += c.registered;
-            stats.fired += c.fired;
-            stats.cancelled += c.cancelled;
-            stats.migrated += c.migrated;
-            stats.entry_bytes += wheel.entry_bytes();
-            lateness.merge(wheel.lateness());
+            entry_bytes: tally.entry_bytes,
+            lateness: Lateness::of(&tally.lateness),
         }
-        stats.lateness = lateness.summary();
-        stats
     }
 
     /// The instant of the last tick the driver processed: a clock that costs
@@ -459,12 +360,12 @@ impl Timer {
 
     /// The tick length.
     pub fn tick(&self) -> Duration {
-        Duration::from_nanos(self.inner.config.tick_ns)
+        Duration::from_nanos(self.inner.config().tick_ns)
     }
 
     /// The number of slots in one revolution (a power of two).
     pub fn slots(&self) -> usize {
-        self.inner.config.slots
+        self.inner.config().slots
     }
 
     /// The `max_pending` limit, if any.
@@ -527,25 +428,6 @@ fn capacity_panic(err: Error) -> ! {
     panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
 }
 
-/// A new wait on a shut-down timer would complete at once, and a loop of such
-/// waits would spin: like `tokio::time` on a runtime that is gone, fail loudly.
-#[track_caller]
-pub(crate) fn shutdown_panic() -> ! {
-    panic!(
-        "tickwheel: the timer has shut down (Timer::shutdown was called, or the runtime \
-         hosting its driver has ended), so it cannot start a new wait; \
-         use the try_* methods to handle this without panicking"
-    )
-}
-
-/// Two shards per core, rounded up to a power of two (at least 4, at most
-/// 64, capping the driver's scan), so each worker thread tends to have a
-/// wheel of its own.
-fn shard_count() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores * 2).next_power_of_two().clamp(4, 64)
-}
-
 impl Clone for Timer {
     fn clone(&self) -> Self {
         self.inner.shared.add_handle();
@@ -578,14 +460,16 @@ impl fmt::Debug for Timer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shard;
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::mpsc;
     use std::task::{Context, Waker};
 
-    /// Behaviour 6 at the level of a real `Timer`: it has several shards, and
-    /// while one shard's lock is held, a thread using another shard registers
-    /// and cancels sleeps through the public API without waiting. A timer with
+    /// Shards do not share a lock, seen through a real `Timer`: it has several
+    /// shards, and while one shard's lock is held, a thread using another
+    /// shard registers and cancels sleeps through the public API without
+    /// waiting. A timer with
     /// one shared lock (or a single shard) fails this test.
     #[test]
     fn threads_register_without_waiting_on_another_shards_lock() {
@@ -619,7 +503,7 @@ mod tests {
         };
         let mine = from_worker.recv().unwrap();
         let other = (mine + 1) % shards;
-        let held = timer.inner.shards[other].lock();
+        let held = timer.inner.shards[other].hold_lock();
         to_worker.send(()).unwrap();
         let done = from_worker.recv_timeout(Duration::from_secs(30));
         drop(held);
@@ -629,8 +513,9 @@ mod tests {
             "registering on shard {mine} waited for shard {other}'s lock"
         );
         worker.join().unwrap();
-        let wheel = timer.inner.shards[mine].lock();
-        assert_eq!(wheel.counters().registered, 1000);
-        assert_eq!(wheel.counters().cancelled, 1000);
+        let mut tally = Tally::default();
+        timer.inner.shards[mine].tally_into(&mut tally);
+        assert_eq!(tally.registered, 1000);
+        assert_eq!(tally.cancelled, 1000);
     }
 }

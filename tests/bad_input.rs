@@ -1,4 +1,4 @@
-//! Behaviour 8: extreme and invalid input saturates or errors; nothing
+//! Extreme and invalid input saturates or errors; nothing
 //! panics, overflows, fires early or hangs.
 
 mod common;

@@ -1,7 +1,7 @@
 //! tokio's cooperative budget never keeps a wheel timer from firing: a
 //! future that spends the task's budget on every poll (a stream over a fast
 //! socket, a loop on a ready channel) still loses the race to its deadline,
-//! as with `tokio::time::timeout` (tokio issue 4291). These run on the real
+//! as with `tokio::time::timeout` (tokio-rs/tokio#4291). These run on the real
 //! clock (a busy task never lets a paused clock auto-advance), each under a
 //! watchdog so that a livelock fails the test instead of hanging it.
 

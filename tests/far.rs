@@ -1,4 +1,4 @@
-//! Behaviour 4: deadlines many revolutions away wait in the overflow level and
+//! Deadlines many revolutions away wait in the overflow level and
 //! move into the wheel once, with no walk per revolution; millions of them.
 
 mod common;

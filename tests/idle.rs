@@ -1,5 +1,5 @@
-//! Behaviour 3: an idle timer parks (no driver wake-ups at all), and a busy
-//! one sleeps straight to the next non-empty bucket instead of every tick.
+//! An idle timer parks (no driver wake-ups at all), and a busy one sleeps
+//! straight to the next non-empty bucket instead of every tick.
 
 mod common;
 

@@ -34,7 +34,7 @@ async fn real_time_sleeps_never_fire_early() {
     assert_eq!(timer.pending(), 0);
 }
 
-/// Behaviour 9: a million concurrent sleeps across two workers all fire,
+/// A million concurrent sleeps across two workers all fire,
 /// none early, and the wheel empties.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_million_concurrent_sleeps_all_fire() {
@@ -80,8 +80,8 @@ async fn a_million_concurrent_sleeps_all_fire() {
     assert_eq!(stats.registered, stats.fired + stats.cancelled);
 }
 
-/// Behaviour 6, end to end: threads registering and cancelling at once all
-/// make progress and leave nothing behind. (The unit test
+/// Sharded registration end to end: threads registering and cancelling at
+/// once all make progress and leave nothing behind. (The unit test
 /// `shard::tests::a_held_shard_lock_does_not_block_another_shard` shows
 /// they do not share a lock.)
 #[test]

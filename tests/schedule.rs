@@ -466,7 +466,7 @@ async fn zero_period_is_raised_to_the_tick() {
     task.cancel();
 }
 
-// ----- schedule_every: periods too long for the clock (issue 10, item 8) --
+// ----- schedule_every: periods too long for the clock -----------------------
 
 const YEAR: Duration = Duration::from_secs(365 * 86_400);
 
@@ -537,7 +537,7 @@ async fn every_with_a_period_that_overflows_only_from_now_runs_once_then_never()
     runs_once_then_never(period).await;
 }
 
-// ----- every way user code can panic (issue 10, item 9) -----------------
+// ----- every way user code can panic -----------------------------------------
 //
 // "A panicking run is reported and the schedule goes on" must hold however
 // user code panics. Nothing here may panic while unwinding (that aborts), so

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use crate::{Sleep, Timer};
+use crate::sleep::Sleep;
+use crate::timer::Timer;
 
 /// Lets [backon](::backon) sleep between retries on this timer's wheel instead
 /// of `tokio::time`: pass a clone of the timer to `Retry::sleep`. (Feature

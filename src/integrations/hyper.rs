@@ -15,7 +15,8 @@ use ::hyper::rt;
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
-use crate::{Sleep, Timer};
+use crate::sleep::Sleep;
+use crate::timer::Timer;
 
 /// Lets hyper 1.x run its timers on this wheel: pass a clone of the timer to
 /// a connection builder's `timer` method. (Feature `hyper`.)

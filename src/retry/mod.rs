@@ -22,7 +22,8 @@ use futures_core::TryFuture;
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
-use crate::{Sleep, Timer};
+use crate::sleep::Sleep;
+use crate::timer::Timer;
 
 pub use self::backoff::Backoff;
 pub use self::jitter::Jitter;

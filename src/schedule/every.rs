@@ -18,8 +18,8 @@ use crate::schedule::catch_unwind::CatchUnwind;
 use crate::schedule::control::{Control, State};
 use crate::schedule::run_error::{RunError, RunOutcome};
 use crate::sleep::Sleep;
+use crate::timer::Timer;
 use crate::unwind::run_contained;
-use crate::Timer;
 
 /// The hook failed runs are reported to.
 type Hook = Box<dyn FnMut(RunError) + Send + 'static>;

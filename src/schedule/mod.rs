@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::Timer;
+use crate::timer::Timer;
 
 pub use self::every::{PeriodicTask, ScheduleEvery};
 pub use self::once::ScheduledTask;

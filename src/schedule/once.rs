@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use crate::schedule::catch_unwind::CatchUnwind;
 use crate::schedule::control::{Control, State};
 use crate::sleep::Sleep;
-use crate::Timer;
+use crate::timer::Timer;
 
 /// Spawns the waiting task for [`Timer::schedule`] and
 /// [`Timer::schedule_at`].

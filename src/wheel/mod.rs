@@ -47,7 +47,7 @@ use self::bitmap::Bitmap;
 pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, NIL};
-use crate::stats::Histogram;
+use crate::lateness::Histogram;
 
 /// Deadlines at or past this many nanoseconds since the origin have
 /// saturated (`Duration::MAX`, or instants about 292 years away): they never
@@ -64,7 +64,7 @@ pub(crate) enum Insert {
     /// The timer has shut down; nothing will ever fire again.
     Shutdown,
     /// Every key of this shard is in use (billions of timers).
-    Full,
+    NoKeys,
 }
 
 /// What happened to a reset of a registered entry.
@@ -235,7 +235,7 @@ impl Wheel {
             unreachable!("insert is given a waker");
         };
         let Some(key) = self.slab.insert(deadline_ns, taken) else {
-            return Insert::Full;
+            return Insert::NoKeys;
         };
         self.link(key.index, tick);
         self.counters.registered += 1;

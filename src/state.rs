@@ -1,0 +1,118 @@
+//! The state behind a [`Timer`](crate::Timer) handle, shared with the driver
+//! task: the handle (`timer.rs`) and the driver (`driver.rs`) both reach down
+//! to it, and it reaches up to neither.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use tokio::runtime::Handle;
+use tokio::time::Instant;
+
+use crate::clock::{Clock, TimeSource};
+use crate::shard::{self, Shard};
+use crate::shared::Shared;
+use crate::trace::debug;
+use crate::wheel::Wheel;
+
+/// Validated settings, from [`Builder`](crate::Builder).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Config {
+    pub(crate) tick_ns: u64,
+    pub(crate) slots: usize,
+    pub(crate) max_pending: Option<usize>,
+}
+
+/// Everything behind a [`Timer`](crate::Timer) handle, shared with the driver task.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) shards: Box<[Arc<Shard>]>,
+    /// Driver wake-ups, for `Stats::wakeups`.
+    pub(crate) wakeups: AtomicU64,
+    /// The last tick the driver processed, for `Timer::now`.
+    pub(crate) clock_tick: AtomicU64,
+    /// Wakers that panicked when woken (the driver survives them).
+    pub(crate) wake_panics: AtomicU64,
+    /// The runtime hosting the driver; scheduled tasks are spawned on it.
+    pub(crate) runtime: Handle,
+    config: Config,
+}
+
+impl Inner {
+    /// The state of a new timer whose clock is `handle`'s runtime's; the
+    /// caller spawns the driver on it.
+    pub(crate) fn new(config: Config, handle: &Handle) -> Arc<Inner> {
+        // Read the origin on the runtime's clock: a paused test runtime's
+        // clock is not the system clock.
+        let origin = {
+            let _guard = handle.enter();
+            Instant::now()
+        };
+        let shared = Arc::new(Shared::new(
+            Clock::new(origin, config.tick_ns),
+            TimeSource::for_runtime(handle),
+            config.max_pending,
+        ));
+        {
+            let _guard = handle.enter();
+            shared.look_for_pause();
+        }
+        let shards = (0..shard_count())
+            .map(|_| {
+                Arc::new(Shard::new(
+                    Wheel::new(config.slots, config.tick_ns),
+                    shared.clone(),
+                ))
+            })
+            .collect();
+        Arc::new(Inner {
+            shared,
+            shards,
+            wakeups: AtomicU64::new(0),
+            clock_tick: AtomicU64::new(0),
+            wake_panics: AtomicU64::new(0),
+            runtime: handle.clone(),
+            config,
+        })
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Cancels every registered timer, wakes its task and refuses new ones.
+    /// Returns how many were pending. Idempotent.
+    pub(crate) fn shut_down(&self) -> usize {
+        let first = self.shared.set_shutdown();
+        let mut wakers = Vec::new();
+        let mut total = 0;
+        for shard in self.shards.iter() {
+            total += shard.close_and_drain(&mut wakers, &self.wake_panics);
+        }
+        self.shared.nudge();
+        if first || total > 0 {
+            debug!("timer shut down", woken = total as u64);
+        }
+        total
+    }
+
+    /// No `Sleep` or `Timeout` of this timer exists any more (each holds a
+    /// reference to its shard; the shards are otherwise only held here).
+    pub(crate) fn no_sleeps_alive(&self) -> bool {
+        self.shards
+            .iter()
+            .all(|shard| Arc::strong_count(shard) == 1)
+    }
+
+    pub(crate) fn shard(&self) -> &Arc<Shard> {
+        &self.shards[shard::index_for_current_thread(self.shards.len())]
+    }
+}
+
+/// Two shards per core, rounded up to a power of two (at least 4, at most
+/// 64, capping the driver's scan), so each worker thread tends to have a
+/// wheel of its own.
+fn shard_count() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores * 2).next_power_of_two().clamp(4, 64)
+}
