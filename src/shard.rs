@@ -128,7 +128,7 @@ impl Shard {
             fired += batch.wakers.len() as u64;
             wake_all(batch.wakers, batch.panics);
             let next = match step {
-                Advance::Full => continue,
+                Advance::BatchFull => continue,
                 Advance::Idle => None,
                 Advance::Until(tick) => Some(tick),
             };
@@ -144,7 +144,7 @@ impl Shard {
     /// registrations are refused), then wakes their tasks outside the lock,
     /// counting wakers that panic in `panics`. Returns how many were pending.
     pub(crate) fn close_and_drain(&self, wakers: &mut Vec<Waker>, panics: &AtomicU64) -> usize {
-        let total = self.lock().drain(wakers);
+        let total = self.lock().close_and_drain(wakers);
         wake_all(wakers, panics);
         total
     }

@@ -99,8 +99,8 @@ pub(crate) enum Advance {
     Idle,
     /// The driver must come back once tick `.0` has begun.
     Until(u64),
-    /// The waker buffer is full: wake those tasks, then call again.
-    Full,
+    /// The waker batch is full: wake those tasks, then call again.
+    BatchFull,
 }
 
 /// Event counts, kept under the shard lock and summed on demand.
@@ -322,7 +322,7 @@ impl Wheel {
                     return Advance::Until(tick);
                 }
                 if !self.fire_bucket(slot, now_ns, out, limit) {
-                    return Advance::Full;
+                    return Advance::BatchFull;
                 }
                 self.set_elapsed(tick);
                 continue;
@@ -419,7 +419,7 @@ impl Wheel {
     /// Shuts the wheel down: unregisters every entry and pushes its waker onto
     /// `out`. Later inserts answer [`Insert::Shutdown`]. Returns how many
     /// entries were pending.
-    pub(crate) fn drain(&mut self, out: &mut Vec<Waker>) -> usize {
+    pub(crate) fn close_and_drain(&mut self, out: &mut Vec<Waker>) -> usize {
         self.shutdown = true;
         let before = self.slab.len();
         while let Some(slot) = self.occupied.next_set(0) {
@@ -610,7 +610,7 @@ mod tests {
                 );
                 let r = self.wheel.advance(now / TICK, now, &mut out, 3);
                 out.drain(..).for_each(Waker::wake);
-                if r != Advance::Full {
+                if r != Advance::BatchFull {
                     return r;
                 }
             }
@@ -669,7 +669,7 @@ mod tests {
             match step {
                 Advance::Until(t) => now = t * TICK,
                 Advance::Idle => break,
-                Advance::Full => unreachable!(),
+                Advance::BatchFull => unreachable!(),
             }
         }
         assert!(
@@ -789,7 +789,7 @@ mod tests {
             Insert::Elapsed
         ));
         let mut out = Vec::new();
-        assert_eq!(h.wheel.drain(&mut out), 2);
+        assert_eq!(h.wheel.close_and_drain(&mut out), 2);
         assert_eq!(out.len(), 2);
         assert_eq!(h.wheel.pending(), 0);
         assert!(matches!(
@@ -844,7 +844,11 @@ mod tests {
         assert_eq!(h.wheel.pending(), 2);
         assert!(h.wheel.remove(saturated).is_some());
         let mut out = Vec::new();
-        assert_eq!(h.wheel.drain(&mut out), 1, "shutdown still reaches it");
+        assert_eq!(
+            h.wheel.close_and_drain(&mut out),
+            1,
+            "shutdown still reaches it"
+        );
         assert!(h.wheel.remove(beyond_last_tick).is_none());
     }
 
