@@ -15,6 +15,7 @@ use crate::timer::Timer;
 /// | [`tick`](Builder::tick) | 10 ms | at least 1 ms |
 /// | [`slots`](Builder::slots) | 512 | 1 ..= 65,536, rounded up to a power of two |
 /// | [`max_pending`](Builder::max_pending) | unbounded | at least 1 |
+/// | [`shards`](Builder::shards) | 2 per worker of the runtime, rounded up to a power of two, at most 64 | 1 ..= 1,024, rounded up to a power of two |
 /// | [`runtime`](Builder::runtime) | the current runtime | its time driver must be enabled |
 ///
 /// Bad settings make [`build`](Builder::build) return a [`BuildError`]; no
@@ -42,6 +43,7 @@ pub struct Builder {
     tick: Duration,
     slots: usize,
     max_pending: Option<usize>,
+    shards: Option<usize>,
     runtime: Option<Handle>,
 }
 
@@ -62,6 +64,8 @@ impl Builder {
     /// timers beyond one revolution wait in an overflow level that costs no
     /// work per revolution.
     pub const MAX_SLOTS: usize = crate::error::MAX_SLOTS;
+    /// The largest number of shards allowed.
+    pub const MAX_SHARDS: usize = crate::error::MAX_SHARDS;
 
     /// A builder with every setting at its default.
     pub fn new() -> Self {
@@ -69,6 +73,7 @@ impl Builder {
             tick: Self::DEFAULT_TICK,
             slots: Self::DEFAULT_SLOTS,
             max_pending: None,
+            shards: None,
             runtime: None,
         }
     }
@@ -104,6 +109,30 @@ impl Builder {
     /// [`Error::is_at_capacity`]: crate::Error::is_at_capacity
     pub fn max_pending(mut self, max: usize) -> Self {
         self.max_pending = Some(max);
+        self
+    }
+
+    /// The number of shards: wheels, each behind its own lock, that threads
+    /// spread over so that two threads registering at once do not wait on
+    /// each other (rounded up to a power of two). The default is two per
+    /// worker thread of the driver's runtime, at most 64; set more if many
+    /// threads outside the runtime (other runtimes, blocking threads) use
+    /// the timer too, fewer if the driver's pass over every shard matters
+    /// more than contention. Zero or more than
+    /// [`MAX_SHARDS`](Self::MAX_SHARDS) makes `build` fail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let timer = tickwheel::Timer::builder().shards(3).build().unwrap();
+    /// assert_eq!(timer.shards(), 4);
+    /// assert_eq!(tickwheel::Timer::new().shards(), 2); // one worker here
+    /// # }
+    /// ```
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
         self
     }
 
@@ -155,10 +184,16 @@ impl Builder {
         if self.max_pending == Some(0) {
             return Err(BuildError::ZeroMaxPending);
         }
+        let shards = match self.shards {
+            Some(0) => return Err(BuildError::ZeroShards),
+            Some(n) if n > Self::MAX_SHARDS => return Err(BuildError::TooManyShards { shards: n }),
+            other => other.map(usize::next_power_of_two),
+        };
         Ok(Config {
             tick_ns,
             slots,
             max_pending: self.max_pending,
+            shards,
         })
     }
 }
@@ -206,6 +241,23 @@ mod tests {
             b().max_pending(0).validate().unwrap_err(),
             BuildError::ZeroMaxPending
         );
+        assert_eq!(
+            b().shards(0).validate().unwrap_err(),
+            BuildError::ZeroShards
+        );
+        assert_eq!(
+            b().shards(Builder::MAX_SHARDS + 1).validate().unwrap_err(),
+            BuildError::TooManyShards {
+                shards: Builder::MAX_SHARDS + 1
+            }
+        );
+        assert_eq!(
+            b().shards(Builder::MAX_SHARDS).validate().unwrap().shards,
+            Some(1024)
+        );
+        assert_eq!(b().shards(5).validate().unwrap().shards, Some(8));
+        assert_eq!(b().shards(1).validate().unwrap().shards, Some(1));
+        assert_eq!(b().validate().unwrap().shards, None);
     }
 
     #[test]
@@ -226,6 +278,29 @@ mod tests {
                 .slots,
             Builder::MAX_SLOTS
         );
+    }
+
+    /// By default, two shards per worker of the driver's runtime: a
+    /// current-thread runtime no longer locks a shard per core of the machine
+    /// on every driver pass.
+    #[test]
+    fn shards_default_to_two_per_worker() {
+        let current = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(3)
+            .enable_all()
+            .build()
+            .unwrap();
+        let build = |rt: &tokio::runtime::Runtime, b: Builder| {
+            b.runtime(rt.handle().clone()).build().unwrap().shards()
+        };
+        assert_eq!(build(&current, Builder::new()), 2);
+        assert_eq!(build(&multi, Builder::new()), 8);
+        assert_eq!(build(&current, Builder::new().shards(1)), 1);
+        assert_eq!(build(&multi, Builder::new().shards(20)), 32);
     }
 
     #[test]

@@ -9,6 +9,10 @@ use std::time::Duration;
 /// that `BuildError`'s message can name it without reaching up to the builder.
 pub(crate) const MAX_SLOTS: usize = 1 << 16;
 
+/// The most shards a timer may have: `Builder::MAX_SHARDS`, defined here for
+/// the same reason.
+pub(crate) const MAX_SHARDS: usize = 1 << 10;
+
 /// The error a [`Timeout`](crate::Timeout) returns when its deadline passes
 /// before the inner future completes.
 ///
@@ -175,6 +179,13 @@ pub enum BuildError {
     },
     /// `max_pending(0)`: a timer that can hold nothing cannot time anything.
     ZeroMaxPending,
+    /// `shards(0)`: a timer needs at least one wheel.
+    ZeroShards,
+    /// More than [`Builder::MAX_SHARDS`](crate::Builder::MAX_SHARDS) shards.
+    TooManyShards {
+        /// The shard count that was asked for.
+        shards: usize,
+    },
     /// No runtime was given and the builder was not used inside one.
     NoRuntime,
 }
@@ -194,6 +205,13 @@ impl fmt::Display for BuildError {
                 "one revolution ({tick:?} x {slots} slots) overflows the wheel's clock"
             ),
             BuildError::ZeroMaxPending => f.write_str("max_pending must be at least 1"),
+            BuildError::ZeroShards => f.write_str("a timer needs at least one shard"),
+            BuildError::TooManyShards { shards } => {
+                write!(
+                    f,
+                    "{shards} shards is more than the maximum of {MAX_SHARDS}"
+                )
+            }
             BuildError::NoRuntime => f.write_str(
                 "no tokio runtime: build inside a runtime or pass one with Builder::runtime",
             ),

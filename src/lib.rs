@@ -80,9 +80,11 @@
 //! a deadline's tick is `ceil(deadline / tick)`, and the tick's low bits pick
 //! its bucket.
 //!
-//! - **Shards.** The wheel is split into shards (two per core, rounded up to a
-//!   power of two, at least four), each behind its own mutex. A thread always uses the same shard, so two
-//!   workers registering and cancelling at once never wait on each other.
+//! - **Shards.** The wheel is split into shards (by default two per worker
+//!   thread of the driver's runtime, rounded up to a power of two, at most 64;
+//!   see [`Builder::shards`]), each behind its own mutex. A thread always uses
+//!   the same shard, so two workers registering and cancelling at once never
+//!   wait on each other.
 //! - **Entries.** A registered timer is a 40-byte entry in its shard's slab
 //!   (fixed pages, reused through a free list), linked into its bucket by
 //!   index. A `Sleep` holds its entry's key and generation; dropping it unlinks

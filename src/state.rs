@@ -20,6 +20,8 @@ pub(crate) struct Config {
     pub(crate) tick_ns: u64,
     pub(crate) slots: usize,
     pub(crate) max_pending: Option<usize>,
+    /// A power of two, or `None` for the default (see [`default_shards`]).
+    pub(crate) shards: Option<usize>,
 }
 
 /// Everything behind a [`Timer`](crate::Timer) handle, shared with the driver task.
@@ -57,7 +59,8 @@ impl Inner {
             let _guard = handle.enter();
             shared.look_for_pause();
         }
-        let shards = (0..shard_count())
+        let count = config.shards.unwrap_or_else(|| default_shards(handle));
+        let shards = (0..count)
             .map(|_| {
                 Arc::new(Shard::new(
                     Wheel::new(config.slots, config.tick_ns),
@@ -109,10 +112,13 @@ impl Inner {
     }
 }
 
-/// Two shards per core, rounded up to a power of two (at least 4, at most
-/// 64, capping the driver's scan), so each worker thread tends to have a
-/// wheel of its own.
-fn shard_count() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores * 2).next_power_of_two().clamp(4, 64)
+/// Two shards per worker thread of the driver's runtime, rounded up to a
+/// power of two (at most 64, capping the driver's scan), so each worker
+/// tends to have a wheel of its own: 2 on a current-thread runtime (its
+/// thread, and one for whatever else uses the timer), 4 on 2 workers. Every
+/// driver pass locks every shard, so a current-thread runtime on a 64-core
+/// machine should not pay for 64 of them.
+pub(crate) fn default_shards(handle: &Handle) -> usize {
+    let workers = handle.metrics().num_workers().max(1);
+    (workers * 2).next_power_of_two().min(64)
 }

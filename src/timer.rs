@@ -368,6 +368,11 @@ impl Timer {
         self.inner.config().slots
     }
 
+    /// The number of shards (see [`Builder::shards`]).
+    pub fn shards(&self) -> usize {
+        self.inner.shards.len()
+    }
+
     /// The `max_pending` limit, if any.
     pub fn max_pending(&self) -> Option<usize> {
         self.inner.shared.max_pending()
