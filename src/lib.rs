@@ -245,9 +245,14 @@ mod wheel;
 #[cfg(all(test, tickwheel_loom))]
 mod loom_tests;
 
+// The rule for the public surface: every type a `Timer` method returns, and
+// every error, is at the crate root (as `tokio::time` has `Sleep`, `Timeout`
+// and `Interval`); the settings that configure one of them live in its
+// module (`retry::Backoff`, `retry::Jitter`).
 pub use crate::builder::Builder;
 pub use crate::error::{BuildError, Elapsed, Error};
 pub use crate::interval::{Interval, MissedTickBehavior};
+pub use crate::retry::Retry;
 pub use crate::schedule::{PeriodicTask, RunError, RunOutcome, ScheduleEvery, ScheduledTask};
 pub use crate::sleep::Sleep;
 pub use crate::stats::{Lateness, Stats};
