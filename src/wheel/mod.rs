@@ -35,15 +35,19 @@
 //! nothing ever schedules a driver wake-up for them.
 //!
 //! The wheel knows nothing of locks, tasks or clocks: the shard wraps it in a
-//! mutex, and the driver tells it what time it is.
+//! mutex, and the driver tells it what time it is. The ring's arithmetic
+//! (laps, buckets, when a far lap moves in) is in `ring.rs`; this file does
+//! the list surgery.
 
 mod bitmap;
+mod ring;
 mod slab;
 
 use std::collections::BTreeMap;
 use std::task::Waker;
 
 use self::bitmap::Bitmap;
+use self::ring::Ring;
 pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, NIL};
@@ -127,8 +131,8 @@ pub(crate) struct Wheel {
     last_tick: u64,
     /// Every tick up to and including this one has been processed.
     elapsed: u64,
-    shift: u32,
-    mask: u64,
+    /// The ring's arithmetic (laps, buckets, move-in ticks).
+    geometry: Ring,
     tick_ns: u64,
     shutdown: bool,
     counters: Counters,
@@ -141,7 +145,8 @@ impl Wheel {
     pub(crate) fn new(slots: usize, tick_ns: u64) -> Self {
         debug_assert!(slots.is_power_of_two(), "slots = {slots}");
         debug_assert!(tick_ns > 0);
-        let buckets = 2 * slots;
+        let geometry = Ring::new(slots);
+        let buckets = geometry.buckets();
         Wheel {
             slab: Slab::default(),
             ring: vec![NIL; buckets].into_boxed_slice(),
@@ -150,8 +155,7 @@ impl Wheel {
             never: NIL,
             last_tick: SATURATED / tick_ns,
             elapsed: 0,
-            shift: slots.trailing_zeros(),
-            mask: buckets as u64 - 1,
+            geometry,
             tick_ns,
             shutdown: false,
             counters: Counters::default(),
@@ -196,25 +200,22 @@ impl Wheel {
     }
 
     fn current_lap(&self) -> u64 {
-        (self.elapsed + 1) >> self.shift
+        self.geometry.current_lap(self.elapsed)
     }
 
     /// Whether an entry for `tick` (> elapsed) belongs in the ring.
     fn in_ring(&self, tick: u64) -> bool {
-        (tick >> self.shift) <= self.current_lap() + 1
+        self.geometry.in_ring(self.elapsed, tick)
     }
 
     /// The next non-empty bucket at or after tick `elapsed + 1`, as a tick.
     fn next_busy_tick(&self) -> Option<(usize, u64)> {
-        let from = ((self.elapsed + 1) & self.mask) as usize;
+        let from = self.geometry.bucket(self.elapsed + 1);
         let slot = self
             .occupied
             .next_set(from)
             .or_else(|| self.occupied.next_set(0).filter(|&slot| slot < from))?;
-        // The ring spans fewer than 2 * slots ticks from `elapsed + 1`, so
-        // the distance around the ring identifies the tick.
-        let distance = (slot as u64).wrapping_sub(from as u64) & self.mask;
-        Some((slot, self.elapsed + 1 + distance))
+        Some((slot, self.geometry.tick_of_bucket(self.elapsed, slot)))
     }
 
     /// Registers a task to wake at `deadline_ns` (since the timer's origin).
@@ -338,7 +339,7 @@ impl Wheel {
                 self.current_lap()
             );
             // That lap moves in when the lap before it becomes current.
-            let move_in_at = ((next_lap - 1) << self.shift) - 1;
+            let move_in_at = self.geometry.move_in_tick(next_lap);
             if move_in_at > now_tick {
                 self.set_elapsed(self.elapsed.max(now_tick));
                 return Advance::Until(move_in_at);
@@ -405,7 +406,10 @@ impl Wheel {
 
     /// Moves lap `lap`'s overflow list into the ring; `lap` must be the next.
     fn migrate(&mut self, lap: u64) {
-        debug_assert!(self.in_ring(lap << self.shift), "lap {lap} is too far");
+        debug_assert!(
+            self.in_ring(self.geometry.first_tick(lap)),
+            "lap {lap} is too far"
+        );
         let mut index = self.overflow.remove(&lap).unwrap_or(NIL);
         while index != NIL {
             let entry = self.slab.at(index);
@@ -452,11 +456,11 @@ impl Wheel {
         let head = if !self.reachable(deadline, tick) {
             &mut self.never
         } else if self.in_ring(tick) {
-            let slot = (tick & self.mask) as usize;
+            let slot = self.geometry.bucket(tick);
             self.occupied.set(slot);
             &mut self.ring[slot]
         } else {
-            self.overflow.entry(tick >> self.shift).or_insert(NIL)
+            self.overflow.entry(self.geometry.lap(tick)).or_insert(NIL)
         };
         let old = std::mem::replace(head, index);
         let entry = self.slab.at_mut(index);
@@ -480,12 +484,12 @@ impl Wheel {
         }
         // `index` heads its list: find which one from its tick.
         let tick = self.tick_of(deadline);
-        let lap = tick >> self.shift;
+        let lap = self.geometry.lap(tick);
         if !self.reachable(deadline, tick) {
             debug_assert_eq!(self.never, index);
             self.never = next;
         } else if self.in_ring(tick) {
-            let slot = (tick & self.mask) as usize;
+            let slot = self.geometry.bucket(tick);
             debug_assert_eq!(self.ring[slot], index);
             self.ring[slot] = next;
             if next == NIL {
