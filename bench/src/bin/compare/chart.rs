@@ -69,7 +69,7 @@ pub fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), 
         .map_err(|e| e.to_string())?
         .label("tokio::time = 1")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], BLACK));
-    // The 0.5 x tokio bound (W1, W2, W3 CPU).
+    // The 0.5 x tokio target line (W1, W2, W3 CPU).
     let red = RGBColor(0xd6, 0x27, 0x28);
     chart
         .draw_series(std::iter::once(PathElement::new(

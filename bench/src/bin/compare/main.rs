@@ -1,4 +1,4 @@
-//! Every issue-4 workload, for tickwheel, `tokio::time` and `pingora-timeout`,
+//! Every workload of the comparison (W1-W6), for tickwheel, `tokio::time` and `pingora-timeout`,
 //! in one run: a table of absolute figures and ratios against `tokio::time`,
 //! a MET/MISSED line per target, and an SVG chart of the ratios.
 //!
@@ -13,7 +13,7 @@
 //! leak into another's figures. A child prints `key=value` lines; the parent
 //! collects them.
 //!
-//! Workloads (see issue 4):
+//! Workloads:
 //!
 //! - W1 `timeout(5 s, f)`, `f` pending once (waking itself) then ready:
 //!   current-thread runtime, and 64 tasks on a 2-worker runtime. `floor` is

@@ -1,5 +1,5 @@
 //! The parent's report: the table of figures and ratios to `tokio::time`,
-//! and a MET/MISSED verdict per issue-4 target.
+//! and a MET/MISSED verdict per performance target.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
