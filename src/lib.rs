@@ -41,9 +41,9 @@
 //! wheel:
 //!
 //! - **Retries:** [`Timer::retry`] calls an operation until it succeeds,
-//!   waiting between attempts for the delays of any `Iterator<Item =
-//!   Duration>`, such as a [`retry::Backoff`] (constant or exponential,
-//!   jitter, caps), with `when`, `notify` and `retry_after` hooks.
+//!   waiting between attempts for the delays of any `IntoIterator<Item =
+//!   Duration>`, such as a [`retry::Backoff`] (`Copy` settings: constant or
+//!   exponential, jitter, caps; each retry iterates a fresh run), with `when`, `notify` and `retry_after` hooks.
 //! - **Intervals:** [`Timer::interval`] is `tokio::time::interval` on the
 //!   wheel, with the same [`MissedTickBehavior`]s; [`Interval`] is a `Stream`.
 //! - **Delayed tasks:** [`Timer::schedule`] is Netty's `newTimeout`: a future

@@ -191,7 +191,7 @@ async fn jittered_waits_stay_within_their_bounds() {
         .jitter(Jitter::Equal)
         .seed(3)
         .max_attempts(20);
-    let expected: Vec<Duration> = backoff.clone().collect();
+    let expected: Vec<Duration> = backoff.into_iter().collect();
     let result = timer.retry(backoff, flaky(start, 100, calls.clone())).await;
     assert!(result.is_err());
     let calls = calls.lock().unwrap();

@@ -36,7 +36,11 @@ use super::jitter::{Jitter, Rng};
 /// | `max_delay` | none |
 /// | `max_total_delay` | none |
 /// | `jitter` | [`Jitter::None`] |
-/// | `seed` | random per backoff |
+/// | `seed` | random per run of delays |
+///
+/// A `Backoff` is `Copy` settings: [`into_iter`](IntoIterator::into_iter)
+/// (what `Timer::retry` and a `for` loop call) yields a fresh run of
+/// [`Delays`] each time, so one value can be stored and reused.
 ///
 /// # Examples
 ///
@@ -45,14 +49,17 @@ use super::jitter::{Jitter, Rng};
 /// use tickwheel::retry::Backoff;
 ///
 /// let ms = Duration::from_millis;
-/// let delays: Vec<Duration> = Backoff::exponential(ms(100))
+/// let backoff = Backoff::exponential(ms(100))
 ///     .factor(3.0)
 ///     .max_delay(ms(2_000))
-///     .max_attempts(6)
-///     .collect();
+///     .max_attempts(6);
+/// let delays: Vec<Duration> = backoff.into_iter().collect();
 /// assert_eq!(delays, [ms(100), ms(300), ms(900), ms(2_000), ms(2_000)]);
+/// // Settings, not state: each iteration starts afresh.
+/// let again: Vec<Duration> = backoff.into_iter().collect();
+/// assert_eq!(again, delays);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 #[must_use = "a backoff does nothing until it is iterated or given to `Timer::retry`"]
 pub struct Backoff {
     initial: Duration,
@@ -62,7 +69,14 @@ pub struct Backoff {
     max_total_delay: Option<Duration>,
     jitter: Jitter,
     seed: Option<u64>,
-    // Iteration state.
+}
+
+/// One run of a [`Backoff`]'s delays: what `Backoff::into_iter` returns,
+/// holding the iteration state (counters and the jitter's random numbers),
+/// so that the settings can be kept and reused while each run starts afresh.
+#[derive(Debug, Clone)]
+pub struct Delays {
+    settings: Backoff,
     rng: Option<Rng>,
     retries: usize,
     total: Duration,
@@ -77,7 +91,7 @@ impl Backoff {
     /// use std::time::Duration;
     /// use tickwheel::retry::Backoff;
     ///
-    /// let delays: Vec<Duration> = Backoff::constant(Duration::from_secs(3)).collect();
+    /// let delays: Vec<Duration> = Backoff::constant(Duration::from_secs(3)).into_iter().collect();
     /// assert_eq!(delays, [Duration::from_secs(3); 3]);
     /// ```
     pub const fn constant(delay: Duration) -> Self {
@@ -94,7 +108,7 @@ impl Backoff {
     /// use tickwheel::retry::Backoff;
     ///
     /// let ms = Duration::from_millis;
-    /// let delays: Vec<Duration> = Backoff::exponential(ms(50)).collect();
+    /// let delays: Vec<Duration> = Backoff::exponential(ms(50)).into_iter().collect();
     /// assert_eq!(delays, [ms(50), ms(100), ms(200)]);
     /// ```
     pub const fn exponential(initial: Duration) -> Self {
@@ -110,9 +124,6 @@ impl Backoff {
             max_total_delay: None,
             jitter: Jitter::None,
             seed: None,
-            rng: None,
-            retries: 0,
-            total: Duration::ZERO,
         }
     }
 
@@ -127,9 +138,9 @@ impl Backoff {
     /// use tickwheel::retry::Backoff;
     ///
     /// let s = Duration::from_secs;
-    /// let grown: Vec<Duration> = Backoff::exponential(s(1)).factor(3.0).collect();
+    /// let grown: Vec<Duration> = Backoff::exponential(s(1)).factor(3.0).into_iter().collect();
     /// assert_eq!(grown, [s(1), s(3), s(9)]);
-    /// let clamped: Vec<Duration> = Backoff::exponential(s(1)).factor(0.5).collect();
+    /// let clamped: Vec<Duration> = Backoff::exponential(s(1)).factor(0.5).into_iter().collect();
     /// assert_eq!(clamped, [s(1); 3]);
     /// ```
     pub const fn factor(mut self, factor: f64) -> Self {
@@ -150,7 +161,7 @@ impl Backoff {
     ///
     /// // 5 calls in all: the first and 4 retries, so 4 waits.
     /// let backoff = Backoff::constant(Duration::from_secs(3)).max_attempts(5);
-    /// assert_eq!(backoff.count(), 4);
+    /// assert_eq!(backoff.into_iter().count(), 4);
     /// ```
     pub const fn max_attempts(mut self, max_attempts: usize) -> Self {
         self.max_attempts = if max_attempts == 0 { 1 } else { max_attempts };
@@ -168,7 +179,7 @@ impl Backoff {
     /// use tickwheel::retry::Backoff;
     ///
     /// let s = Duration::from_secs;
-    /// let delays: Vec<Duration> = Backoff::exponential(s(1)).max_attempts(6).max_delay(s(5)).collect();
+    /// let delays: Vec<Duration> = Backoff::exponential(s(1)).max_attempts(6).max_delay(s(5)).into_iter().collect();
     /// assert_eq!(delays, [s(1), s(2), s(4), s(5), s(5)]);
     /// ```
     pub const fn max_delay(mut self, max_delay: Duration) -> Self {
@@ -191,6 +202,7 @@ impl Backoff {
     /// let delays: Vec<Duration> = Backoff::exponential(ms(100))
     ///     .max_attempts(usize::MAX)
     ///     .max_total_delay(ms(1_000))
+    ///     .into_iter()
     ///     .collect();
     /// assert_eq!(delays, [ms(100), ms(200), ms(400)]); // + 800 would pass 1 s
     /// ```
@@ -216,13 +228,12 @@ impl Backoff {
     /// use tickwheel::retry::{Backoff, Jitter};
     ///
     /// let jittered = || Backoff::exponential(Duration::from_millis(100)).jitter(Jitter::Full);
-    /// let a: Vec<Duration> = jittered().seed(42).collect();
-    /// let b: Vec<Duration> = jittered().seed(42).collect();
+    /// let a: Vec<Duration> = jittered().seed(42).into_iter().collect();
+    /// let b: Vec<Duration> = jittered().seed(42).into_iter().collect();
     /// assert_eq!(a, b);
     /// ```
     pub const fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
-        self.rng = None;
         self
     }
 
@@ -245,27 +256,44 @@ impl Backoff {
     }
 }
 
-impl Iterator for Backoff {
+/// Each iteration starts a fresh run of delays: a `Backoff` is settings
+/// only, so the same value can be stored and handed to many retries.
+impl IntoIterator for Backoff {
+    type Item = Duration;
+    type IntoIter = Delays;
+
+    fn into_iter(self) -> Delays {
+        Delays {
+            settings: self,
+            rng: None,
+            retries: 0,
+            total: Duration::ZERO,
+        }
+    }
+}
+
+impl Iterator for Delays {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        if self.retries >= self.max_attempts - 1 {
+        let settings = &self.settings;
+        if self.retries >= settings.max_attempts - 1 {
             return None;
         }
-        let mut delay = self.raw(self.retries);
-        if self.jitter != Jitter::None {
-            let seed = self.seed;
+        let mut delay = settings.raw(self.retries);
+        if settings.jitter != Jitter::None {
+            let seed = settings.seed;
             let rng = self
                 .rng
                 .get_or_insert_with(|| Rng::new(seed.unwrap_or_else(Rng::random_seed)));
-            delay = self.jitter.apply(delay, rng);
+            delay = settings.jitter.apply(delay, rng);
         }
-        if let Some(max) = self.max_delay {
+        if let Some(max) = settings.max_delay {
             delay = delay.min(max);
         }
         let total = self.total.saturating_add(delay);
-        if self.max_total_delay.is_some_and(|max| total > max) {
-            self.retries = self.max_attempts; // stay ended
+        if settings.max_total_delay.is_some_and(|max| total > max) {
+            self.retries = settings.max_attempts; // stay ended
             return None;
         }
         self.total = total;
@@ -284,7 +312,10 @@ mod tests {
 
     #[test]
     fn exponential_is_initial_times_factor_to_the_n() {
-        let delays: Vec<_> = Backoff::exponential(ms(100)).max_attempts(8).collect();
+        let delays: Vec<_> = Backoff::exponential(ms(100))
+            .max_attempts(8)
+            .into_iter()
+            .collect();
         assert_eq!(
             delays,
             [
@@ -300,6 +331,7 @@ mod tests {
         let delays: Vec<_> = Backoff::exponential(ms(10))
             .factor(1.5)
             .max_attempts(5)
+            .into_iter()
             .collect();
         assert_eq!(
             delays,
@@ -314,11 +346,24 @@ mod tests {
 
     #[test]
     fn constant_repeats_and_stops_after_max_attempts() {
-        let delays: Vec<_> = Backoff::constant(ms(7)).max_attempts(3).collect();
+        let delays: Vec<_> = Backoff::constant(ms(7))
+            .max_attempts(3)
+            .into_iter()
+            .collect();
         assert_eq!(delays, [ms(7), ms(7)]);
-        assert_eq!(Backoff::constant(ms(7)).max_attempts(1).count(), 0);
-        assert_eq!(Backoff::constant(ms(7)).max_attempts(0).count(), 0);
-        assert_eq!(Backoff::constant(ms(7)).count(), 3, "default: 3 retries");
+        assert_eq!(
+            Backoff::constant(ms(7)).max_attempts(1).into_iter().count(),
+            0
+        );
+        assert_eq!(
+            Backoff::constant(ms(7)).max_attempts(0).into_iter().count(),
+            0
+        );
+        assert_eq!(
+            Backoff::constant(ms(7)).into_iter().count(),
+            3,
+            "default: 3 retries"
+        );
     }
 
     #[test]
@@ -329,6 +374,7 @@ mod tests {
             .jitter(Jitter::Equal)
             .max_delay(ms(300))
             .max_attempts(50)
+            .into_iter()
             .collect();
         assert!(delays.iter().all(|d| *d == ms(300)), "{delays:?}");
         // Full jitter of a huge delay, capped, stays within the cap.
@@ -337,9 +383,29 @@ mod tests {
             .jitter(Jitter::Full)
             .max_delay(ms(500))
             .max_attempts(40)
+            .into_iter()
             .collect();
         assert_eq!(delays.len(), 39);
         assert!(delays.iter().all(|d| *d <= ms(500)));
+    }
+
+    /// A `Backoff` is settings: a run half consumed, or a `seed` set after
+    /// it started, never changes what the next run yields.
+    #[test]
+    fn each_run_starts_afresh_from_the_same_settings() {
+        let backoff = Backoff::exponential(ms(10))
+            .jitter(Jitter::Full)
+            .seed(9)
+            .max_attempts(6);
+        let mut first = backoff.into_iter();
+        let head: Vec<_> = first.by_ref().take(2).collect();
+        let whole: Vec<_> = backoff.into_iter().collect();
+        assert_eq!(whole.len(), 5);
+        assert_eq!(head, whole[..2]);
+        assert_eq!(first.collect::<Vec<_>>(), whole[2..]);
+        let reseeded = backoff.seed(9);
+        assert_eq!(reseeded, backoff);
+        assert_eq!(reseeded.into_iter().collect::<Vec<_>>(), whole);
     }
 
     #[test]
@@ -350,18 +416,22 @@ mod tests {
                 .seed(seed)
                 .max_attempts(10)
         };
-        let a: Vec<_> = make(5).collect();
-        let b: Vec<_> = make(5).collect();
-        let c: Vec<_> = make(6).collect();
+        let a: Vec<_> = make(5).into_iter().collect();
+        let b: Vec<_> = make(5).into_iter().collect();
+        let c: Vec<_> = make(6).into_iter().collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
-        let plain: Vec<_> = Backoff::exponential(ms(100)).max_attempts(10).collect();
+        let plain: Vec<_> = Backoff::exponential(ms(100))
+            .max_attempts(10)
+            .into_iter()
+            .collect();
         for (jittered, full) in a.iter().zip(&plain) {
             assert!(jittered <= full);
         }
         let equal: Vec<_> = Backoff::exponential(ms(100))
             .jitter(Jitter::Equal)
             .max_attempts(10)
+            .into_iter()
             .collect();
         for (jittered, full) in equal.iter().zip(&plain) {
             assert!(*jittered >= *full / 2 && jittered <= full);
@@ -373,6 +443,7 @@ mod tests {
         let delays: Vec<_> = Backoff::exponential(ms(100))
             .max_attempts(usize::MAX)
             .max_total_delay(ms(1000))
+            .into_iter()
             .collect();
         // 100 + 200 + 400 = 700; adding 800 would pass 1000.
         assert_eq!(delays, [ms(100), ms(200), ms(400)]);
@@ -380,21 +451,36 @@ mod tests {
 
     #[test]
     fn bad_factors_and_huge_values_saturate_without_panicking() {
-        let nan: Vec<_> = Backoff::exponential(ms(5)).factor(f64::NAN).collect();
+        let nan: Vec<_> = Backoff::exponential(ms(5))
+            .factor(f64::NAN)
+            .into_iter()
+            .collect();
         assert_eq!(nan, [ms(5); 3]);
-        let shrinking: Vec<_> = Backoff::exponential(ms(5)).factor(0.5).collect();
+        let shrinking: Vec<_> = Backoff::exponential(ms(5))
+            .factor(0.5)
+            .into_iter()
+            .collect();
         assert_eq!(shrinking, [ms(5); 3]);
-        let negative: Vec<_> = Backoff::exponential(ms(5)).factor(-3.0).collect();
+        let negative: Vec<_> = Backoff::exponential(ms(5))
+            .factor(-3.0)
+            .into_iter()
+            .collect();
         assert_eq!(negative, [ms(5); 3]);
-        let inf: Vec<_> = Backoff::exponential(ms(5)).factor(f64::INFINITY).collect();
+        let inf: Vec<_> = Backoff::exponential(ms(5))
+            .factor(f64::INFINITY)
+            .into_iter()
+            .collect();
         assert_eq!(inf, [ms(5), Duration::MAX, Duration::MAX]);
         let huge: Vec<_> = Backoff::exponential(Duration::MAX)
             .max_attempts(usize::MAX)
+            .into_iter()
             .take(100)
             .collect();
         assert!(huge.iter().all(|d| *d == Duration::MAX));
         // Far past 2^31 retries the exponent saturates too.
-        let mut far = Backoff::exponential(ms(1)).max_attempts(usize::MAX);
+        let mut far = Backoff::exponential(ms(1))
+            .max_attempts(usize::MAX)
+            .into_iter();
         far.retries = usize::MAX - 2;
         assert_eq!(far.next(), Some(Duration::MAX));
         assert_eq!(far.next(), None);

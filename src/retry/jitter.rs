@@ -22,6 +22,7 @@ use std::time::Duration;
 ///     .jitter(Jitter::Equal)
 ///     .seed(7)
 ///     .max_attempts(4)
+///     .into_iter()
 ///     .collect();
 /// assert_eq!(delays.len(), 3);
 /// for d in delays {

@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use crate::sleep::Sleep;
 use crate::timer::Timer;
 
-pub use self::backoff::Backoff;
+pub use self::backoff::{Backoff, Delays};
 pub use self::jitter::Jitter;
 
 type When<E> = Box<dyn FnMut(&E) -> bool + Send>;
