@@ -385,3 +385,52 @@ async fn zero_delays_yield_to_other_tasks_instead_of_spinning() {
     assert!(calls.load(Ordering::SeqCst) > 1);
     assert_eq!(timer.stats().registered, 0, "zero waits skip the wheel");
 }
+
+/// The hooks are held by value, not boxed as `'static + Send`: they can
+/// borrow from the caller's stack, and hooks that are not `Send` (an `Rc`)
+/// work on a `LocalSet`.
+#[tokio::test(start_paused = true)]
+async fn hooks_may_borrow_and_need_not_be_send() {
+    let timer = fine_timer();
+    let start = Instant::now();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    // Borrowed: plain locals the hooks write to, read after the retry.
+    let mut notified = Vec::new();
+    let mut asked = 0;
+    let result = timer
+        .retry(Backoff::constant(ms(10)), flaky(start, 2, calls.clone()))
+        .when(|e: &String| {
+            asked += 1;
+            e.starts_with("failure")
+        })
+        .notify(|e: &String, d| notified.push((e.clone(), d)))
+        .await;
+    assert_eq!(result, Ok(3));
+    assert_eq!(asked, 2);
+    assert_eq!(
+        notified,
+        [
+            ("failure 1".to_string(), ms(10)),
+            ("failure 2".to_string(), ms(10))
+        ]
+    );
+
+    // Not Send: an Rc counter, on a LocalSet.
+    let local = tokio::task::LocalSet::new();
+    let seen = std::rc::Rc::new(std::cell::Cell::new(0));
+    let counter = seen.clone();
+    let retry = timer
+        .retry(
+            Backoff::constant(ms(10)),
+            flaky(start, 1, Default::default()),
+        )
+        .retry_after(move |_: &String| {
+            counter.set(counter.get() + 1);
+            Some(ms(30))
+        });
+    let outcome = local
+        .run_until(async move { tokio::task::spawn_local(retry).await })
+        .await;
+    assert!(outcome.unwrap().is_ok());
+    assert_eq!(seen.get(), 1);
+}

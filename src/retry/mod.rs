@@ -10,6 +10,7 @@
 //! driver.
 
 mod backoff;
+mod hooks;
 mod jitter;
 
 use std::fmt;
@@ -26,11 +27,8 @@ use crate::sleep::Sleep;
 use crate::timer::Timer;
 
 pub use self::backoff::{Backoff, Delays};
+pub use self::hooks::{Always, NoOverride, Notify, Quiet, RetryAfter, When};
 pub use self::jitter::Jitter;
-
-type When<E> = Box<dyn FnMut(&E) -> bool + Send>;
-type Notify<E> = Box<dyn FnMut(&E, Duration) + Send>;
-type RetryAfter<E> = Box<dyn FnMut(&E) -> Option<Duration> + Send>;
 
 impl Timer {
     /// Calls `operation` until it succeeds, waiting on this timer between
@@ -84,9 +82,9 @@ impl Timer {
             timer: self.clone(),
             backoff: backoff.into_iter(),
             operation,
-            when: None,
-            notify: None,
-            retry_after: None,
+            when: Always,
+            notify: Quiet,
+            retry_after: NoOverride,
             max_elapsed: None,
             started: None,
             last_error: None,
@@ -99,9 +97,10 @@ pin_project! {
     /// A retry loop: the future returned by [`Timer::retry`].
     ///
     /// Resolves to the operation's first `Ok`, or to its last `Err` when the
-    /// loop stops (see [`Timer::retry`]). The hooks set here take `'static +
-    /// Send` closures, so a `Retry` is `Send` whenever its operation and
-    /// backoff are.
+    /// loop stops (see [`Timer::retry`]). The hooks are held by value (the
+    /// type parameters `W`, `N` and `A`, no-ops by default): they may borrow
+    /// and need not be `Send`, and a `Retry` is `Send` whenever its
+    /// operation, backoff and hooks are.
     ///
     /// # Panics
     ///
@@ -111,16 +110,16 @@ pin_project! {
     ///
     /// Dropping it drops the attempt in progress, or cancels the wait.
     #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct Retry<B, F, Fut>
+    pub struct Retry<B, F, Fut, W = Always, N = Quiet, A = NoOverride>
     where
         Fut: TryFuture,
     {
         timer: Timer,
         backoff: B,
         operation: F,
-        when: Option<When<Fut::Error>>,
-        notify: Option<Notify<Fut::Error>>,
-        retry_after: Option<RetryAfter<Fut::Error>>,
+        when: W,
+        notify: N,
+        retry_after: A,
         max_elapsed: Option<Duration>,
         started: Option<Instant>,
         // The error of the attempt before the current wait.
@@ -141,7 +140,7 @@ pin_project! {
     }
 }
 
-impl<B, F, Fut> Retry<B, F, Fut>
+impl<B, F, Fut, W, N, A> Retry<B, F, Fut, W, N, A>
 where
     Fut: TryFuture,
 {
@@ -168,9 +167,22 @@ where
     /// assert_eq!(timer.stats().registered, 0); // never waited
     /// # }
     /// ```
-    pub fn when(mut self, when: impl FnMut(&Fut::Error) -> bool + Send + 'static) -> Self {
-        self.when = Some(Box::new(when));
-        self
+    pub fn when<W2>(self, when: W2) -> Retry<B, F, Fut, W2, N, A>
+    where
+        W2: FnMut(&Fut::Error) -> bool,
+    {
+        Retry {
+            timer: self.timer,
+            backoff: self.backoff,
+            operation: self.operation,
+            when,
+            notify: self.notify,
+            retry_after: self.retry_after,
+            max_elapsed: self.max_elapsed,
+            started: self.started,
+            last_error: self.last_error,
+            state: self.state,
+        }
     }
 
     /// Calls `notify` with each error that will be retried and the delay
@@ -195,9 +207,22 @@ where
     /// assert_eq!(result, Err("unavailable"));
     /// # }
     /// ```
-    pub fn notify(mut self, notify: impl FnMut(&Fut::Error, Duration) + Send + 'static) -> Self {
-        self.notify = Some(Box::new(notify));
-        self
+    pub fn notify<N2>(self, notify: N2) -> Retry<B, F, Fut, W, N2, A>
+    where
+        N2: FnMut(&Fut::Error, Duration),
+    {
+        Retry {
+            timer: self.timer,
+            backoff: self.backoff,
+            operation: self.operation,
+            when: self.when,
+            notify,
+            retry_after: self.retry_after,
+            max_elapsed: self.max_elapsed,
+            started: self.started,
+            last_error: self.last_error,
+            state: self.state,
+        }
     }
 
     /// Lets an error say how long to wait (a server's `Retry-After`): when
@@ -248,12 +273,22 @@ where
     /// assert!(start.elapsed() >= Duration::from_secs(2));
     /// # }
     /// ```
-    pub fn retry_after(
-        mut self,
-        retry_after: impl FnMut(&Fut::Error) -> Option<Duration> + Send + 'static,
-    ) -> Self {
-        self.retry_after = Some(Box::new(retry_after));
-        self
+    pub fn retry_after<A2>(self, retry_after: A2) -> Retry<B, F, Fut, W, N, A2>
+    where
+        A2: FnMut(&Fut::Error) -> Option<Duration>,
+    {
+        Retry {
+            timer: self.timer,
+            backoff: self.backoff,
+            operation: self.operation,
+            when: self.when,
+            notify: self.notify,
+            retry_after,
+            max_elapsed: self.max_elapsed,
+            started: self.started,
+            last_error: self.last_error,
+            state: self.state,
+        }
     }
 
     /// Stops retrying rather than wait past `max_elapsed` after the first
@@ -296,11 +331,14 @@ where
     }
 }
 
-impl<B, F, Fut> Future for Retry<B, F, Fut>
+impl<B, F, Fut, W, N, A> Future for Retry<B, F, Fut, W, N, A>
 where
     B: Iterator<Item = Duration>,
     F: FnMut() -> Fut,
     Fut: TryFuture,
+    W: When<Fut::Error>,
+    N: Notify<Fut::Error>,
+    A: RetryAfter<Fut::Error>,
 {
     type Output = Result<Fut::Ok, Fut::Error>;
 
@@ -335,9 +373,7 @@ where
                     // shutdown: both are reasons to stop, not to panic.
                     let Some(sleep) = wait.and_then(|delay| {
                         let sleep = this.timer.try_sleep(delay).ok()?;
-                        if let Some(notify) = this.notify {
-                            notify(&error, delay);
-                        }
+                        this.notify.notify(&error, delay);
                         Some(sleep)
                     }) else {
                         this.state.set(State::Done);
@@ -366,8 +402,8 @@ where
 fn next_delay<B, E>(
     timer: &Timer,
     backoff: &mut B,
-    when: &mut Option<When<E>>,
-    retry_after: &mut Option<RetryAfter<E>>,
+    when: &mut impl When<E>,
+    retry_after: &mut impl RetryAfter<E>,
     max_elapsed: Option<Duration>,
     started: Option<Instant>,
     error: &E,
@@ -375,14 +411,11 @@ fn next_delay<B, E>(
 where
     B: Iterator<Item = Duration>,
 {
-    if when.as_mut().is_some_and(|when| !when(error)) || timer.is_shutdown() {
+    if !when.retry(error) || timer.is_shutdown() {
         return None;
     }
     let step = backoff.next()?;
-    let delay = retry_after
-        .as_mut()
-        .and_then(|retry_after| retry_after(error))
-        .unwrap_or(step);
+    let delay = retry_after.retry_after(error).unwrap_or(step);
     if let (Some(max), Some(started)) = (max_elapsed, started) {
         let ends = timer
             .clock_now()
@@ -395,7 +428,7 @@ where
     Some(delay)
 }
 
-impl<B, F, Fut> fmt::Debug for Retry<B, F, Fut>
+impl<B, F, Fut, W, N, A> fmt::Debug for Retry<B, F, Fut, W, N, A>
 where
     B: fmt::Debug,
     Fut: TryFuture,
