@@ -261,8 +261,10 @@ impl Sleep {
     /// # }
     /// ```
     pub fn try_reset(self: Pin<&mut Self>, deadline: Instant) -> Result<(), Error> {
-        let offset = self.shard.shared.clock.offset(deadline);
-        self.try_reset_offset(offset)
+        let shared = &self.shard.shared;
+        let offset = shared.clock.offset(deadline);
+        let now = shared.now_offset();
+        self.try_reset_offset(offset, now)
     }
 
     /// [`try_reset`](Sleep::try_reset) to `duration` from now on the timer's
@@ -272,19 +274,21 @@ impl Sleep {
     /// overflow.
     pub(crate) fn try_reset_after(self: Pin<&mut Self>, duration: Duration) -> Result<(), Error> {
         let shared = &self.shard.shared;
-        let offset = shared.clock.offset_after(shared.now(), duration);
-        self.try_reset_offset(offset)
+        // One clock read serves both the deadline and the passed check.
+        let now = shared.now();
+        let offset = shared.clock.offset_after(now, duration);
+        let now = shared.clock.offset(now);
+        self.try_reset_offset(offset, now)
     }
 
     /// [`try_reset`](Sleep::try_reset) to a deadline given as an offset from
-    /// the timer's origin.
-    fn try_reset_offset(self: Pin<&mut Self>, new: i64) -> Result<(), Error> {
+    /// the timer's origin, `now` being the clock's offset read for it.
+    fn try_reset_offset(self: Pin<&mut Self>, new: i64, now: i64) -> Result<(), Error> {
         let this = self.get_mut();
-        let shared = &this.shard.shared;
-        if shared.is_shutdown() {
+        if this.shard.shared.is_shutdown() {
             return Err(Error::shutdown());
         }
-        let passed = new <= shared.now_offset();
+        let passed = new <= now;
         this.deadline = new;
         let State::Registered(key) = this.state() else {
             this.set_state(if passed {
