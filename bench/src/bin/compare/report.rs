@@ -166,50 +166,58 @@ pub fn rows(r: &Results) -> Vec<Row> {
     ]
 }
 
+/// A W1 target: tickwheel's figure `t` at most half of tokio's `k` and below
+/// pingora's `p` (ns per operation).
+fn half_of_tokio_below_pingora(
+    name: &'static str,
+    t: Option<f64>,
+    k: Option<f64>,
+    p: Option<f64>,
+) -> Target {
+    let met = match (t, k, p) {
+        (Some(t), Some(k), Some(p)) => Some(t <= 0.5 * k && t < p),
+        _ => None,
+    };
+    Target {
+        name,
+        rule: "<= 0.5 x tokio's, < pingora's",
+        met,
+        detail: format!(
+            "tickwheel {} ns, tokio {} ns, pingora {} ns",
+            fmt_opt(t, 1),
+            fmt_opt(k, 1),
+            fmt_opt(p, 1)
+        ),
+    }
+}
+
 pub fn targets(r: &Results) -> Vec<Target> {
     let tw = Sys::Tickwheel;
     let mut out = Vec::new();
-    let both = |a: Option<bool>, b: Option<bool>| Some(a? && b?);
 
     let (t, k, p) = (
         r.overhead(Work::W1Ct, tw),
         r.overhead(Work::W1Ct, Sys::Tokio),
         r.overhead(Work::W1Ct, Sys::Pingora),
     );
-    out.push(Target {
-        name: "W1 current-thread overhead",
-        rule: "<= 0.5 x tokio's, < pingora's",
-        met: both(
-            t.zip(k).map(|(t, k)| t <= 0.5 * k),
-            t.zip(p).map(|(t, p)| t < p),
-        ),
-        detail: format!(
-            "tickwheel {} ns, tokio {} ns, pingora {} ns",
-            fmt_opt(t, 1),
-            fmt_opt(k, 1),
-            fmt_opt(p, 1)
-        ),
-    });
+    out.push(half_of_tokio_below_pingora(
+        "W1 current-thread overhead",
+        t,
+        k,
+        p,
+    ));
 
     let (t, k, p) = (
         r.get(Work::W1Mt, tw, "ns_per_op"),
         r.get(Work::W1Mt, Sys::Tokio, "ns_per_op"),
         r.get(Work::W1Mt, Sys::Pingora, "ns_per_op"),
     );
-    out.push(Target {
-        name: "W1 64 tasks / 2 workers",
-        rule: "<= 0.5 x tokio's, < pingora's",
-        met: both(
-            t.zip(k).map(|(t, k)| t <= 0.5 * k),
-            t.zip(p).map(|(t, p)| t < p),
-        ),
-        detail: format!(
-            "tickwheel {} ns, tokio {} ns, pingora {} ns",
-            fmt_opt(t, 1),
-            fmt_opt(k, 1),
-            fmt_opt(p, 1)
-        ),
-    });
+    out.push(half_of_tokio_below_pingora(
+        "W1 64 tasks / 2 workers",
+        t,
+        k,
+        p,
+    ));
 
     let (t, k) = (r.overhead(Work::W2, tw), r.overhead(Work::W2, Sys::Tokio));
     out.push(Target {
