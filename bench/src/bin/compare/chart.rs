@@ -89,3 +89,40 @@ pub fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), 
     root.present().map_err(|e| e.to_string())?;
     Ok(())
 }
+
+/// The same ratios as bars of text, for a README that must render where
+/// images from the repository do not (crates.io, docs.rs): one line per
+/// charted workload and system, `|` marking tokio's 1.0, bars scaled
+/// linearly up to 2.0 (longer ones are cut and marked `>`).
+pub fn text_chart(rows: &[Row]) -> String {
+    const WIDTH: f64 = 40.0; // characters for a ratio of 2.0
+    let bar = |r: f64| {
+        let cells = ((r.min(2.0) / 2.0) * WIDTH).round() as usize;
+        let tokio_at = (WIDTH / 2.0) as usize;
+        let mut line: String = (0..cells.max(tokio_at + 1))
+            .map(|i| match (i < cells, i == tokio_at) {
+                (_, true) => '|',
+                (true, false) => '#',
+                (false, false) => ' ',
+            })
+            .collect();
+        if r > 2.0 {
+            line.push('>');
+        }
+        line
+    };
+    let mut out = String::from("ratio to tokio::time (| = 1.0, lower is better)\n");
+    for row in rows.iter().filter(|r| r.charted) {
+        for (name, column) in [("tickwheel", 0usize), ("pingora", 2usize)] {
+            if let Some(r) = ratio(row.values[column], row.values[1]) {
+                out.push_str(&format!(
+                    "{:<8} {:<9} {:<42} {r:.2}\n",
+                    row.short,
+                    name,
+                    bar(r)
+                ));
+            }
+        }
+    }
+    out
+}

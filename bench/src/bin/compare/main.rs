@@ -226,6 +226,13 @@ fn main() -> ExitCode {
             .collect::<Vec<_>>()
             .join("; ")
     );
+    let text = chart::text_chart(&rows);
+    println!("{text}");
+    let txt = target_dir.join("compare.txt");
+    match std::fs::write(&txt, &text) {
+        Ok(()) => println!("text chart: {}", txt.display()),
+        Err(e) => failures.push(format!("writing {}: {e}", txt.display())),
+    }
     match chart::chart(&rows, &svg, &caption) {
         Ok(()) => println!("chart: {}", svg.display()),
         Err(e) => {

@@ -18,7 +18,7 @@
 //! a check fails.
 //!
 //! ```text
-//! cargo run --release --example demo
+//! cargo run --release -p tickwheel-demo
 //! ```
 
 use std::process;
