@@ -201,7 +201,10 @@ impl Sleep {
     /// A registered sleep keeps its wheel entry and its waker: the task that
     /// last polled it is woken at the new deadline even if it does not poll
     /// again first. A deadline that has already passed completes the sleep
-    /// (and wakes that task). A completed sleep can be reset to run again.
+    /// (and wakes that task): at once if the driver has processed its tick,
+    /// or on the driver's next pass if it passed since, as with tokio's
+    /// `reset`, which reads no clock either. On a paused clock it completes
+    /// at once. A completed sleep can be reset to run again.
     ///
     /// `Sleep` is `Unpin`, so a sleep held by value can be reset with
     /// `Pin::new(&mut sleep).reset(..)`.
@@ -263,7 +266,15 @@ impl Sleep {
     pub fn try_reset(self: Pin<&mut Self>, deadline: Instant) -> Result<(), Error> {
         let shared = &self.shard.shared;
         let offset = shared.clock.offset(deadline);
-        let now = shared.now_offset();
+        // A registered sleep on a clock that runs needs no clock read, as
+        // with tokio's reset: a deadline in a tick the driver has processed
+        // completes it now, and one that passed since then fires on the
+        // driver's next pass, never early. A paused clock is read, so that
+        // after `advance` a passed deadline completes at once even if the
+        // driver had nothing to wake up for; so is an unregistered sleep's,
+        // which has no entry to fire.
+        let now = (shared.clock_paused() || !matches!(self.state(), State::Registered(_)))
+            .then(|| shared.now_offset());
         self.try_reset_offset(offset, now)
     }
 
@@ -278,17 +289,19 @@ impl Sleep {
         let now = shared.now();
         let offset = shared.clock.offset_after(now, duration);
         let now = shared.clock.offset(now);
-        self.try_reset_offset(offset, now)
+        self.try_reset_offset(offset, Some(now))
     }
 
     /// [`try_reset`](Sleep::try_reset) to a deadline given as an offset from
-    /// the timer's origin, `now` being the clock's offset read for it.
-    fn try_reset_offset(self: Pin<&mut Self>, new: i64, now: i64) -> Result<(), Error> {
+    /// the timer's origin, `now` being the clock's offset if it was read (it
+    /// must be for an unregistered sleep); without it, the wheel decides
+    /// from the ticks it has processed.
+    fn try_reset_offset(self: Pin<&mut Self>, new: i64, now: Option<i64>) -> Result<(), Error> {
         let this = self.get_mut();
         if this.shard.shared.is_shutdown() {
             return Err(Error::shutdown());
         }
-        let passed = new <= now;
+        let passed = now.is_some_and(|now| new <= now);
         this.deadline = new;
         let State::Registered(key) = this.state() else {
             this.set_state(if passed {

@@ -122,3 +122,46 @@ async fn a_sleep_moved_between_tasks_wakes_the_new_task() {
     tokio::spawn(sleep).await.unwrap(); // awaited by another task
     assert!(start.elapsed() >= Duration::from_millis(30));
 }
+
+/// On a clock that runs, a reset reads no clock, as tokio's does: a deadline
+/// in a tick the driver has already processed completes the sleep at once,
+/// and one that passed since then fires on the driver's next pass, waking the
+/// task without another poll.
+#[tokio::test]
+async fn on_a_running_clock_a_reset_to_a_passed_deadline_completes_without_a_poll() {
+    let timer = Timer::builder()
+        .tick(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    // Let the driver process a few ticks.
+    timer.sleep(Duration::from_millis(5)).await;
+
+    // A deadline in a processed tick: complete now.
+    let (counter, waker) = CountingWaker::new();
+    let mut sleep = timer.sleep(Duration::from_secs(60));
+    assert!(poll_with(&mut sleep, &waker).is_pending());
+    Pin::new(&mut sleep).reset(start);
+    assert_eq!(counter.wakes(), 1, "woken by the reset itself");
+    assert!(sleep.is_elapsed());
+    assert!(poll_once(&mut sleep).is_ready());
+
+    // A deadline that passed after the driver's last pass: the driver fires
+    // it. The 10 s bound only stops a lost wake-up from hanging the test.
+    let (counter, waker) = CountingWaker::new();
+    let mut sleep = timer.sleep(Duration::from_secs(60));
+    assert!(poll_with(&mut sleep, &waker).is_pending());
+    std::thread::sleep(Duration::from_millis(3)); // the driver cannot run
+    let deadline = Instant::now() - Duration::from_millis(1);
+    Pin::new(&mut sleep).reset(deadline);
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while counter.wakes() == 0 {
+        assert!(Instant::now() < give_up, "the passed deadline never fired");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(counter.wakes(), 1);
+    assert!(poll_once(&mut sleep).is_ready());
+    assert!(Instant::now() >= deadline);
+    assert_eq!(timer.pending(), 0);
+    assert_eq!(timer.stats().fired, 2, "the 5 ms sleep and the reset one");
+}

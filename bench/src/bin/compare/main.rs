@@ -49,6 +49,7 @@
 mod chart;
 mod measure;
 mod report;
+mod resets;
 mod systems;
 mod workloads;
 

@@ -40,10 +40,11 @@ pub enum Work {
     W4,
     W5,
     W6,
+    W7,
 }
 
 impl Work {
-    pub const ALL: [Work; 7] = [
+    pub const ALL: [Work; 8] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -51,6 +52,7 @@ impl Work {
         Work::W4,
         Work::W5,
         Work::W6,
+        Work::W7,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +64,7 @@ impl Work {
             Work::W4 => "w4",
             Work::W5 => "w5",
             Work::W6 => "w6",
+            Work::W7 => "w7",
         }
     }
 
@@ -72,6 +75,7 @@ impl Work {
     pub fn systems(self) -> &'static [Sys] {
         match self {
             Work::W1Ct | Work::W1Mt | Work::W2 => &Sys::ALL,
+            Work::W7 => &[Sys::Tickwheel, Sys::Tokio],
             _ => &Sys::TIMERS,
         }
     }
@@ -89,6 +93,9 @@ pub struct Sizes {
     pub w4_ops: usize,
     /// W5 idle window.
     pub idle: Duration,
+    /// W7 long-lived sleeps, and resets per task.
+    pub w7_sleeps: usize,
+    pub w7_resets: usize,
 }
 
 pub const FULL: Sizes = Sizes {
@@ -97,6 +104,8 @@ pub const FULL: Sizes = Sizes {
     mass: 1_000_000,
     w4_ops: 200_000,
     idle: Duration::from_secs(5),
+    w7_sleeps: 100_000,
+    w7_resets: 1_000_000,
 };
 
 pub const QUICK: Sizes = Sizes {
@@ -105,6 +114,8 @@ pub const QUICK: Sizes = Sizes {
     mass: 100_000,
     w4_ops: 20_000,
     idle: Duration::from_secs(1),
+    w7_sleeps: 20_000,
+    w7_resets: 100_000,
 };
 
 /// A child's results, printed as `key=value` lines.

@@ -143,9 +143,19 @@ fn run_w1_mt(sys: Sys, sizes: Sizes, out: &mut Figures) {
 
 /// Deterministic pseudo-random numbers (xorshift64*), so every system gets
 /// the same deadlines in the same order.
-struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
+    /// A generator from `seed` (any value but 0 works; 0 is mapped away).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_f64() * n as f64) as usize).min(n - 1)
+    }
+
     fn next_f64(&mut self) -> f64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -517,6 +527,7 @@ pub fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
         Work::W4 => run_w4(sys, sizes, &mut out),
         Work::W5 => run_w5(sys, sizes, &mut out),
         Work::W6 => run_w6(sys, sizes, &mut out),
+        Work::W7 => crate::resets::run_w7(sys, sizes, &mut out),
     }
     out
 }
