@@ -66,13 +66,24 @@ pub fn live_bytes() -> usize {
 
 /// CPU time of the process's live threads, in ns.
 pub fn cpu_ns() -> u64 {
+    schedstat_sum(0)
+}
+
+/// Time the process's live threads spent runnable but waiting for a CPU (the
+/// machine busy with other work), in ns.
+pub fn runqueue_wait_ns() -> u64 {
+    schedstat_sum(1)
+}
+
+/// Field `field` of `/proc/self/task/*/schedstat`, summed over the threads.
+fn schedstat_sum(field: usize) -> u64 {
     let mut total = 0;
     if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
         for task in tasks.flatten() {
             if let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) {
                 total += text
                     .split_whitespace()
-                    .next()
+                    .nth(field)
                     .and_then(|v| v.parse::<u64>().ok())
                     .unwrap_or(0);
             }
