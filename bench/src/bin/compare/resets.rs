@@ -4,7 +4,7 @@
 //! workers each own half of the sleeps, as two connection-handling threads
 //! would. Only tickwheel and tokio have a reset.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -49,8 +49,6 @@ impl Idle {
     }
 }
 
-use std::future::Future;
-
 /// ns per reset: the two tasks' times added up over all their resets.
 pub fn run_w7(sys: Sys, sizes: Sizes, out: &mut Figures) {
     let rt = two_workers();
@@ -64,8 +62,9 @@ pub fn run_w7(sys: Sys, sizes: Sizes, out: &mut Figures) {
                 .map(|t| {
                     let timer = timer.clone();
                     tokio::spawn(async move {
-                        let mut sleeps: Vec<Idle> =
-                            (0..per_task).map(|_| Idle::new(sys, timer.as_ref())).collect();
+                        let mut sleeps: Vec<Idle> = (0..per_task)
+                            .map(|_| Idle::new(sys, timer.as_ref()))
+                            .collect();
                         // Registered with this task's waker, as a connection
                         // task's select! would.
                         poll_fn(|cx| {
