@@ -29,6 +29,12 @@
 //! Lists are doubly linked by slab key, so removing an entry is O(1) and its
 //! slot is free for reuse at once; it never waits for its bucket's turn.
 //!
+//! A reset to a later deadline leaves the entry where it is and records how
+//! many ticks its list is ahead of it (`Entry::lag`): when that list comes
+//! due, the entry moves to where its deadline belongs instead of firing. So
+//! the lists are exact for every entry with no lag, and early (never late)
+//! for the others.
+//!
 //! Entries the clock can never reach (a saturated deadline such as
 //! `Duration::MAX`, or a tick past the last one the driver's clock can
 //! express) sit in a separate `never` list: they are woken by shutdown, but
@@ -57,6 +63,11 @@ use crate::lateness::Histogram;
 /// saturated (`Duration::MAX`, or instants about 292 years away): they never
 /// fire. The driver's clock saturates here too.
 pub(crate) const SATURATED: u64 = i64::MAX as u64;
+
+/// The last tick whose boundary is at or before `now_ns`.
+fn now_tick_of(now_ns: u64, tick_ns: u64) -> u64 {
+    now_ns / tick_ns
+}
 
 /// What happened to a registration attempt.
 #[derive(Debug)]
@@ -286,17 +297,38 @@ impl Wheel {
     }
 
     /// Moves a registered entry to a new deadline, keeping its slot and waker.
+    ///
+    /// A later deadline is recorded in place when it can be: the entry stays
+    /// in the list it is in, which comes due first, and moves then (as
+    /// tokio's wheel extends a timer). An idle timeout pushed back on every
+    /// message so costs one move per timeout period instead of one per
+    /// message.
     pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64) -> Reset {
-        if self.slab.get(key).is_none() {
+        let Some(entry) = self.slab.get(key) else {
             return Reset::Stale;
+        };
+        let tick = self.tick_of(deadline_ns);
+        if tick > self.elapsed && self.reachable(deadline_ns, tick) {
+            let old_tick = self.tick_of(entry.deadline);
+            let in_a_list_that_fires = entry.lag > 0 || self.reachable(entry.deadline, old_tick);
+            let linked = old_tick - u64::from(entry.lag);
+            if in_a_list_that_fires && tick >= linked {
+                if let Ok(lag) = u32::try_from(tick - linked) {
+                    let entry = self.slab.at_mut(key.index);
+                    entry.deadline = deadline_ns;
+                    entry.lag = lag;
+                    return Reset::Moved { tick: linked };
+                }
+            }
         }
         self.unlink(key.index);
-        let tick = self.tick_of(deadline_ns);
         if tick <= self.elapsed {
             self.counters.cancelled += 1;
             return Reset::Elapsed(self.slab.remove(key.index));
         }
-        self.slab.at_mut(key.index).deadline = deadline_ns;
+        let entry = self.slab.at_mut(key.index);
+        entry.deadline = deadline_ns;
+        entry.lag = 0;
         self.link(key.index, tick);
         Reset::Moved {
             tick: self.wake_tick(deadline_ns, tick),
@@ -388,7 +420,22 @@ impl Wheel {
                 return false;
             }
             let entry = self.slab.at(head);
-            let (next, deadline) = (entry.next, entry.deadline);
+            let (next, deadline, lag) = (entry.next, entry.deadline, entry.lag);
+            if lag > 0 {
+                // Reset to a later deadline since it was linked here.
+                self.ring[slot] = next;
+                if next != NIL {
+                    self.slab.at_mut(next).prev = NIL;
+                }
+                self.slab.at_mut(head).lag = 0;
+                let tick = self.tick_of(deadline);
+                if tick > now_tick_of(now_ns, self.tick_ns) {
+                    self.link(head, tick);
+                    self.counters.migrated += 1;
+                    continue;
+                }
+                // Its real tick has come too (the driver is behind): fire.
+            }
             debug_assert!(
                 deadline <= now_ns,
                 "firing early: deadline {deadline} ns > now {now_ns} ns (slot {slot}, elapsed {})",
@@ -412,9 +459,11 @@ impl Wheel {
         );
         let mut index = self.overflow.remove(&lap).unwrap_or(NIL);
         while index != NIL {
-            let entry = self.slab.at(index);
-            let (next, tick) = (entry.next, self.tick_of(entry.deadline));
-            self.link(index, tick);
+            let entry = self.slab.at_mut(index);
+            // An entry reset to a later deadline goes where that one belongs.
+            entry.lag = 0;
+            let (next, deadline) = (entry.next, entry.deadline);
+            self.link(index, self.tick_of(deadline));
             self.counters.migrated += 1;
             index = next;
         }
@@ -474,7 +523,7 @@ impl Wheel {
     /// Takes `index` out of its list in O(1).
     fn unlink(&mut self, index: u32) {
         let entry = self.slab.at(index);
-        let (prev, next, deadline) = (entry.prev, entry.next, entry.deadline);
+        let (prev, next, deadline, lag) = (entry.prev, entry.next, entry.deadline, entry.lag);
         if next != NIL {
             self.slab.at_mut(next).prev = prev;
         }
@@ -482,10 +531,11 @@ impl Wheel {
             self.slab.at_mut(prev).next = next;
             return;
         }
-        // `index` heads its list: find which one from its tick.
-        let tick = self.tick_of(deadline);
+        // `index` heads its list: find which one from the tick it was linked
+        // for (a lagging entry is always in a list that fires).
+        let tick = self.tick_of(deadline) - u64::from(lag);
         let lap = self.geometry.lap(tick);
-        if !self.reachable(deadline, tick) {
+        if lag == 0 && !self.reachable(deadline, tick) {
             debug_assert_eq!(self.never, index);
             self.never = next;
         } else if self.in_ring(tick) {
@@ -758,13 +808,12 @@ mod tests {
     fn reset_moves_between_ring_and_overflow() {
         let mut h = Harness::new(8);
         let k = h.insert(1, 30);
-        assert!(matches!(
-            h.wheel.reset(k, 5_000),
-            Reset::Moved { tick: 500 }
-        ));
+        // Later: recorded in place; the entry moves when tick 3 comes due.
+        assert!(matches!(h.wheel.reset(k, 5_000), Reset::Moved { tick: 3 }));
         assert_eq!(h.wheel.pending(), 1);
         assert_eq!(h.advance_to(100), Advance::Until(487));
         assert!(h.fired().is_empty());
+        assert_eq!(h.wheel.counters().migrated, 1, "moved once, at tick 3");
         assert!(matches!(h.wheel.reset(k, 120), Reset::Moved { tick: 12 }));
         assert_eq!(h.advance_to(120), Advance::Idle);
         assert_eq!(h.fired(), vec![1]);
@@ -775,6 +824,80 @@ mod tests {
         // The books balance: a reset into the past counts as a cancel.
         let c = h.wheel.counters();
         assert_eq!((c.registered, c.fired, c.cancelled), (2, 1, 1));
+    }
+
+    #[test]
+    fn a_later_reset_stays_in_place_until_its_list_comes_due() {
+        let mut h = Harness::new(8);
+        // Pushed back twice: still linked at tick 3, fires at tick 6, never
+        // before 60.
+        let k = h.insert(1, 30);
+        assert!(matches!(h.wheel.reset(k, 45), Reset::Moved { tick: 3 }));
+        assert!(matches!(h.wheel.reset(k, 55), Reset::Moved { tick: 3 }));
+        assert_eq!(h.advance_to(30), Advance::Until(6));
+        assert!(h.fired().is_empty());
+        assert_eq!(h.advance_to(59), Advance::Until(6));
+        assert!(h.fired().is_empty());
+        assert_eq!(h.advance_to(60), Advance::Idle);
+        assert_eq!(h.fired(), vec![1]);
+
+        // The driver is behind: the lagging entry's own tick has come too,
+        // so it fires when its list does, once.
+        let k = h.insert(2, 80);
+        assert!(matches!(h.wheel.reset(k, 95), Reset::Moved { tick: 8 }));
+        assert_eq!(h.advance_to(200), Advance::Idle);
+        assert_eq!(h.fired(), vec![2]);
+
+        // Earlier than where it is linked: moved for real; later again but
+        // before the list it is in: in place.
+        let k = h.insert(3, 300);
+        assert!(matches!(h.wheel.reset(k, 500), Reset::Moved { tick: 30 }));
+        assert!(matches!(h.wheel.reset(k, 250), Reset::Moved { tick: 25 }));
+        assert!(matches!(h.wheel.reset(k, 270), Reset::Moved { tick: 25 }));
+        assert_eq!(h.advance_to(269), Advance::Until(27));
+        assert!(h.fired().is_empty());
+        assert_eq!(h.advance_to(270), Advance::Idle);
+        assert_eq!(h.fired(), vec![3]);
+
+        // A lagging entry that heads its list is removed from that list.
+        let k = h.insert(4, 300);
+        let other = h.insert(5, 300);
+        assert!(matches!(h.wheel.reset(k, 700), Reset::Moved { tick: 30 }));
+        assert!(h.wheel.remove(other).is_some());
+        assert!(h.wheel.remove(k).is_some());
+        assert_eq!(h.wheel.pending(), 0);
+        assert_eq!(h.advance_to(1_000), Advance::Idle);
+        assert!(h.fired().is_empty());
+
+        // In the overflow: moved when its lap moves in, to its own lap.
+        let k = h.insert(6, 2_000);
+        assert!(matches!(
+            h.wheel.reset(k, 3_000),
+            Reset::Moved { tick: 200 }
+        ));
+        assert_eq!(h.advance_to(2_000), Advance::Until(287));
+        assert!(h.fired().is_empty());
+        assert_eq!(h.advance_to(2_999), Advance::Until(300));
+        assert_eq!(h.advance_to(3_000), Advance::Idle);
+        assert_eq!(h.fired(), vec![6]);
+
+        // A deadline that can never come due is moved to the never list at
+        // once (no driver wake-up is ever scheduled for it), and a reset
+        // from there is a real move too.
+        let k = h.insert(7, 4_000);
+        assert!(matches!(
+            h.wheel.reset(k, SATURATED),
+            Reset::Moved { tick: u64::MAX }
+        ));
+        assert_eq!(h.advance_to(5_000), Advance::Idle);
+        assert!(matches!(
+            h.wheel.reset(k, 5_050),
+            Reset::Moved { tick: 505 }
+        ));
+        assert_eq!(h.advance_to(5_050), Advance::Idle);
+        assert_eq!(h.fired(), vec![7]);
+        let c = h.wheel.counters();
+        assert_eq!((c.registered, c.fired, c.cancelled), (7, 5, 2));
     }
 
     #[test]

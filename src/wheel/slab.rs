@@ -57,6 +57,11 @@ pub(crate) struct Entry {
     /// Next entry in the same bucket list (or in the free list), or `NIL`.
     pub(crate) next: u32,
     generation: u32,
+    /// How many ticks before its deadline's tick the list holding it comes
+    /// due: 0 unless a reset pushed the deadline later without moving the
+    /// entry (the wheel moves it when that earlier list comes due). In the
+    /// padding of the struct, so it costs no memory.
+    pub(crate) lag: u32,
 }
 
 impl Entry {
@@ -67,6 +72,7 @@ impl Entry {
             prev: NIL,
             next,
             generation: 0,
+            lag: 0,
         }
     }
 }
@@ -120,6 +126,7 @@ impl Slab {
         entry.deadline = deadline;
         entry.prev = NIL;
         entry.next = NIL;
+        entry.lag = 0;
         let generation = entry.generation;
         self.free_head = (next_free != NIL).then_some(next_free);
         self.len += 1;
