@@ -18,7 +18,7 @@ use std::task::{Wake, Waker};
 use loom::sync::atomic::AtomicUsize;
 
 use crate::clock::Clock;
-use crate::shard::Shard;
+use crate::shard::{Polled, Shard};
 use crate::shared::Shared;
 use crate::wheel::{Insert, Key, Reset, Wheel};
 
@@ -148,7 +148,7 @@ fn loom_reset_racing_firing_moves_or_finds_it_fired() {
         let key = register(&shard, 1, &waker);
         drop(waker);
         let s2 = shard.clone();
-        let resetter = loom::thread::spawn(move || s2.reset(key, 10 * TICK_NS));
+        let resetter = loom::thread::spawn(move || s2.reset(key, 10 * TICK_NS, false));
         driver_pass(&shard, 1);
         match resetter.join().unwrap() {
             Reset::Moved { tick } => {
@@ -176,7 +176,10 @@ fn loom_waker_change_racing_firing_wakes_the_latest() {
         drop(old_waker);
         let (new, new_waker) = counter();
         let s2 = shard.clone();
-        let poller = loom::thread::spawn(move || s2.poll_registered(key, &new_waker));
+        let poller = loom::thread::spawn(move || {
+            let no_reset = || unreachable!("no reset: the poll reads no clock");
+            s2.poll_registered(key, &new_waker, no_reset) == Polled::Pending
+        });
         driver_pass(&shard, 1);
         let updated = poller.join().unwrap();
         assert_eq!(
@@ -189,6 +192,38 @@ fn loom_waker_change_racing_firing_wakes_the_latest() {
         } else {
             assert_eq!(wakes(&old), 1, "already fired: the old waker fired");
         }
+    });
+}
+
+/// A reset that reads no clock, to a deadline that has passed, racing the
+/// firing: the poll after it is never `Pending` (the reset completes it, the
+/// driver fires it, or the poll finds the deadline passed), and the entry is
+/// gone either way.
+#[test]
+fn loom_unchecked_reset_to_a_passed_deadline_then_poll_completes() {
+    model(|| {
+        let shard = shard(None);
+        let (count, waker) = counter();
+        let key = register(&shard, 5, &waker);
+        let s2 = shard.clone();
+        let sleeper = loom::thread::spawn(move || {
+            match s2.reset(key, 2 * TICK_NS, true) {
+                Reset::Elapsed(waker) => {
+                    waker.wake();
+                    true
+                }
+                Reset::Stale => true,
+                // The poll that follows reads the clock: tick 3 has begun.
+                Reset::Moved { .. } => s2.poll_registered(key, &waker, || true) != Polled::Pending,
+            }
+        });
+        driver_pass(&shard, 3);
+        assert!(
+            sleeper.join().unwrap(),
+            "a passed deadline left the sleep pending"
+        );
+        assert_eq!(shard.pending(), 0);
+        assert!(wakes(&count) <= 1);
     });
 }
 

@@ -62,21 +62,46 @@ impl Shard {
         outcome
     }
 
-    /// Re-poll of a registered sleep: `true` while it is still pending (with
-    /// `waker` now the one to wake), `false` once it fired or was cancelled.
+    /// Re-poll of a registered sleep: [`Polled::Pending`] while it is still
+    /// pending (with `waker` now the one to wake), [`Polled::Fired`] once it
+    /// fired or was cancelled, [`Polled::Passed`] if its deadline was last
+    /// set by a reset that read no clock and `passed()` (which reads it,
+    /// outside the lock) says it has passed: the entry is then removed.
     ///
     /// The common re-poll (same task) locks once; a different task's waker
     /// is cloned between two locks, so no waker code runs under the lock.
-    pub(crate) fn poll_registered(&self, key: Key, waker: &Waker) -> bool {
-        let check = self.lock().check_waker(key, waker);
+    pub(crate) fn poll_registered(
+        &self,
+        key: Key,
+        waker: &Waker,
+        passed: impl FnOnce() -> bool,
+    ) -> Polled {
+        let (check, unchecked) = {
+            let mut wheel = self.lock();
+            let check = wheel.check_waker(key, waker);
+            (
+                check,
+                check != WakerCheck::Gone && wheel.take_unchecked(key),
+            )
+        };
+        if unchecked && passed() {
+            // Fired meanwhile or not, the sleep is complete; a waker taken
+            // back is dropped here, unlocked.
+            drop(self.cancel(key));
+            return Polled::Passed;
+        }
         match check {
-            WakerCheck::Gone => false,
-            WakerCheck::Same => true,
+            WakerCheck::Gone => Polled::Fired,
+            WakerCheck::Same => Polled::Pending,
             WakerCheck::Different => {
                 let new = waker.clone();
                 let swapped = self.lock().swap_waker(key, new);
                 // Old waker, or the new one handed back: dropped unlocked.
-                swapped.is_ok()
+                if swapped.is_ok() {
+                    Polled::Pending
+                } else {
+                    Polled::Fired
+                }
             }
         }
     }
@@ -92,9 +117,10 @@ impl Shard {
         waker
     }
 
-    /// Moves registered `key` to `deadline_ns`.
-    pub(crate) fn reset(&self, key: Key, deadline_ns: u64) -> Reset {
-        let outcome = self.lock().reset(key, deadline_ns);
+    /// Moves registered `key` to `deadline_ns`; `unchecked` if the caller
+    /// did not compare it with the clock (the next poll then does).
+    pub(crate) fn reset(&self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
+        let outcome = self.lock().reset(key, deadline_ns, unchecked);
         if let Reset::Moved { tick } = outcome {
             self.shared.registered(tick);
         }
@@ -224,6 +250,18 @@ fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
     }
 }
 
+/// What a re-poll of a registered sleep found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Polled {
+    /// Still waiting.
+    Pending,
+    /// The driver fired it (or it was cancelled): it waited.
+    Fired,
+    /// A reset that read no clock had moved it to a deadline that had
+    /// already passed: complete without having waited.
+    Passed,
+}
+
 /// The shard index this thread uses in a timer of `shards` shards (a power
 /// of two). Threads get consecutive numbers, so the first `shards` threads to
 /// make sleeps each get a shard of their own.
@@ -279,22 +317,34 @@ mod tests {
         let Insert::Registered { key, .. } = a.register(5_000_000, waker) else {
             panic!("registration failed");
         };
-        assert!(a.poll_registered(key, waker), "same waker, still pending");
-        assert!(a.poll_registered(key, &futures::task::noop_waker()));
+        let never = || unreachable!("no reset, no clock read");
+        assert_eq!(
+            a.poll_registered(key, waker, never),
+            Polled::Pending,
+            "same waker"
+        );
+        assert_eq!(
+            a.poll_registered(key, &futures::task::noop_waker(), never),
+            Polled::Pending
+        );
         let mut woken = Vec::new();
         assert!(matches!(
             a.lock().advance(5, 5_000_000, &mut woken, 8),
             crate::wheel::Advance::Idle
         ));
         assert_eq!(woken.len(), 1);
-        assert!(!a.poll_registered(key, waker), "fired");
+        assert_eq!(a.poll_registered(key, waker, never), Polled::Fired);
         assert!(!a.is_live(key));
         let Insert::Registered { key, .. } = a.register(9_000_000, waker) else {
             panic!("registration failed");
         };
         assert!(a.is_live(key));
         assert!(a.cancel(key).is_some());
-        assert!(!a.poll_registered(key, waker), "cancelled");
+        assert_eq!(
+            a.poll_registered(key, waker, never),
+            Polled::Fired,
+            "cancelled"
+        );
         assert!(!a.is_live(key));
         assert!(a.cancel(key).is_none(), "cancelled twice");
     }

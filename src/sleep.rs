@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::shard::Shard;
+use crate::shard::{Polled, Shard};
 use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 
 /// `key` values above every real slab key name the other states.
@@ -201,10 +201,12 @@ impl Sleep {
     /// A registered sleep keeps its wheel entry and its waker: the task that
     /// last polled it is woken at the new deadline even if it does not poll
     /// again first. A deadline that has already passed completes the sleep
-    /// (and wakes that task): at once if the driver has processed its tick,
-    /// or on the driver's next pass if it passed since, as with tokio's
-    /// `reset`, which reads no clock either. On a paused clock it completes
-    /// at once. A completed sleep can be reset to run again.
+    /// (and wakes that task); a poll after the reset returns `Ready`. On a
+    /// running clock, a registered sleep's reset reads no clock, as tokio's
+    /// does not: if the driver has already processed the deadline's tick the
+    /// sleep completes at once, and otherwise the next poll checks the clock
+    /// (and without a poll the driver wakes the task on its next pass). A
+    /// completed sleep can be reset to run again.
     ///
     /// `Sleep` is `Unpin`, so a sleep held by value can be reset with
     /// `Pin::new(&mut sleep).reset(..)`.
@@ -266,13 +268,14 @@ impl Sleep {
     pub fn try_reset(self: Pin<&mut Self>, deadline: Instant) -> Result<(), Error> {
         let shared = &self.shard.shared;
         let offset = shared.clock.offset(deadline);
-        // A registered sleep on a clock that runs needs no clock read, as
-        // with tokio's reset: a deadline in a tick the driver has processed
-        // completes it now, and one that passed since then fires on the
-        // driver's next pass, never early. A paused clock is read, so that
-        // after `advance` a passed deadline completes at once even if the
-        // driver had nothing to wake up for; so is an unregistered sleep's,
-        // which has no entry to fire.
+        // A registered sleep on a clock that runs reads no clock here, as
+        // tokio's reset does not: a deadline in a tick the driver has
+        // processed completes it now; otherwise its entry is marked, and the
+        // next poll reads the clock and completes it if the deadline has
+        // passed (without a poll, the driver fires it on its next pass). A
+        // paused clock is read here, so that after `advance` a passed
+        // deadline completes at once even if the driver had nothing to wake
+        // up for; so is an unregistered sleep's, which has no entry to mark.
         let now = (shared.clock_paused() || !matches!(self.state(), State::Registered(_)))
             .then(|| shared.now_offset());
         self.try_reset_offset(offset, now)
@@ -318,7 +321,7 @@ impl Sleep {
             }
             return Ok(());
         }
-        match this.shard.reset(key, Clock::wheel_ns(new)) {
+        match this.shard.reset(key, Clock::wheel_ns(new), now.is_none()) {
             Reset::Moved { .. } => {}
             Reset::Stale => this.set_state(State::Unregistered { checked: true }),
             Reset::Elapsed(waker) => {
@@ -354,11 +357,19 @@ impl Sleep {
             State::Done => Poll::Ready(false),
             State::Unregistered { checked } => self.register(checked, cx.waker()).map(|()| false),
             State::Registered(key) => {
-                if self.shard.poll_registered(key, cx.waker()) {
-                    Poll::Pending
-                } else {
-                    self.set_state(State::Done);
-                    Poll::Ready(true)
+                let shared = &self.shard.shared;
+                let deadline = self.deadline;
+                let passed = || deadline <= shared.now_offset();
+                match self.shard.poll_registered(key, cx.waker(), passed) {
+                    Polled::Pending => Poll::Pending,
+                    Polled::Fired => {
+                        self.set_state(State::Done);
+                        Poll::Ready(true)
+                    }
+                    Polled::Passed => {
+                        self.set_state(State::Done);
+                        Poll::Ready(false)
+                    }
                 }
             }
         }

@@ -124,11 +124,11 @@ async fn a_sleep_moved_between_tasks_wakes_the_new_task() {
 }
 
 /// On a clock that runs, a reset reads no clock, as tokio's does: a deadline
-/// in a tick the driver has already processed completes the sleep at once,
-/// and one that passed since then fires on the driver's next pass, waking the
-/// task without another poll.
+/// in a tick the driver has already processed completes the sleep at once;
+/// one that passed since then completes on the next poll, and without a poll
+/// the driver wakes the task on its next pass.
 #[tokio::test]
-async fn on_a_running_clock_a_reset_to_a_passed_deadline_completes_without_a_poll() {
+async fn on_a_running_clock_a_reset_to_a_passed_deadline_completes() {
     let timer = Timer::builder()
         .tick(Duration::from_millis(1))
         .build()
@@ -164,4 +164,22 @@ async fn on_a_running_clock_a_reset_to_a_passed_deadline_completes_without_a_pol
     assert!(Instant::now() >= deadline);
     assert_eq!(timer.pending(), 0);
     assert_eq!(timer.stats().fired, 2, "the 5 ms sleep and the reset one");
+
+    // Polled right after such a reset: the poll reads the clock, `Ready`.
+    let mut sleep = timer.sleep(Duration::from_secs(60));
+    assert!(poll_once(&mut sleep).is_pending());
+    std::thread::sleep(Duration::from_millis(3)); // the driver cannot run
+    Pin::new(&mut sleep).reset(Instant::now() - Duration::from_millis(1));
+    assert!(
+        poll_once(&mut sleep).is_ready(),
+        "a passed deadline is ready"
+    );
+    assert!(sleep.is_elapsed());
+    assert_eq!(timer.pending(), 0);
+    // And a later deadline set the same way is still pending.
+    let mut sleep = timer.sleep(Duration::from_secs(60));
+    assert!(poll_once(&mut sleep).is_pending());
+    Pin::new(&mut sleep).reset(Instant::now() + Duration::from_secs(30));
+    assert!(poll_once(&mut sleep).is_pending());
+    assert_eq!(timer.pending(), 1);
 }

@@ -56,7 +56,7 @@ use self::bitmap::Bitmap;
 use self::ring::Ring;
 pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
-use self::slab::{Slab, NIL};
+use self::slab::{Slab, MAX_LAG, NIL};
 use crate::lateness::Histogram;
 
 /// Deadlines at or past this many nanoseconds since the origin have
@@ -262,6 +262,15 @@ impl Wheel {
         self.slab.get(key).is_some()
     }
 
+    /// Whether `key`'s deadline was last set by a reset that did not read
+    /// the clock, so the poll that follows must read it to complete a
+    /// deadline that has passed. Clears the mark.
+    pub(crate) fn take_unchecked(&mut self, key: Key) -> bool {
+        self.slab
+            .get_mut(key)
+            .is_some_and(|entry| entry.take_unchecked())
+    }
+
     /// Whether a registered entry's waker already wakes the task of `waker`
     /// (checked before cloning `waker`, which must happen outside the lock).
     pub(crate) fn check_waker(&self, key: Key, waker: &Waker) -> WakerCheck {
@@ -303,22 +312,25 @@ impl Wheel {
     /// tokio's wheel extends a timer). An idle timeout pushed back on every
     /// message so costs one move per timeout period instead of one per
     /// message.
-    pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64) -> Reset {
+    ///
+    /// `unchecked` says the caller did not compare the deadline with the
+    /// clock (see [`Wheel::take_unchecked`]); a deadline in a processed tick
+    /// completes here either way.
+    pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
         let Some(entry) = self.slab.get(key) else {
             return Reset::Stale;
         };
         let tick = self.tick_of(deadline_ns);
         if tick > self.elapsed && self.reachable(deadline_ns, tick) {
             let old_tick = self.tick_of(entry.deadline);
-            let in_a_list_that_fires = entry.lag > 0 || self.reachable(entry.deadline, old_tick);
-            let linked = old_tick - u64::from(entry.lag);
-            if in_a_list_that_fires && tick >= linked {
-                if let Ok(lag) = u32::try_from(tick - linked) {
-                    let entry = self.slab.at_mut(key.index);
-                    entry.deadline = deadline_ns;
-                    entry.lag = lag;
-                    return Reset::Moved { tick: linked };
-                }
+            let in_a_list_that_fires = entry.lag() > 0 || self.reachable(entry.deadline, old_tick);
+            let linked = old_tick - entry.lag();
+            if in_a_list_that_fires && tick >= linked && tick - linked <= u64::from(MAX_LAG) {
+                let entry = self.slab.at_mut(key.index);
+                entry.deadline = deadline_ns;
+                entry.set_lag((tick - linked) as u32);
+                entry.set_unchecked(unchecked);
+                return Reset::Moved { tick: linked };
             }
         }
         self.unlink(key.index);
@@ -328,7 +340,8 @@ impl Wheel {
         }
         let entry = self.slab.at_mut(key.index);
         entry.deadline = deadline_ns;
-        entry.lag = 0;
+        entry.set_lag(0);
+        entry.set_unchecked(unchecked);
         self.link(key.index, tick);
         Reset::Moved {
             tick: self.wake_tick(deadline_ns, tick),
@@ -420,14 +433,14 @@ impl Wheel {
                 return false;
             }
             let entry = self.slab.at(head);
-            let (next, deadline, lag) = (entry.next, entry.deadline, entry.lag);
+            let (next, deadline, lag) = (entry.next, entry.deadline, entry.lag());
             if lag > 0 {
                 // Reset to a later deadline since it was linked here.
                 self.ring[slot] = next;
                 if next != NIL {
                     self.slab.at_mut(next).prev = NIL;
                 }
-                self.slab.at_mut(head).lag = 0;
+                self.slab.at_mut(head).set_lag(0);
                 let tick = self.tick_of(deadline);
                 if tick > now_tick_of(now_ns, self.tick_ns) {
                     self.link(head, tick);
@@ -461,7 +474,7 @@ impl Wheel {
         while index != NIL {
             let entry = self.slab.at_mut(index);
             // An entry reset to a later deadline goes where that one belongs.
-            entry.lag = 0;
+            entry.set_lag(0);
             let (next, deadline) = (entry.next, entry.deadline);
             self.link(index, self.tick_of(deadline));
             self.counters.migrated += 1;
@@ -523,7 +536,7 @@ impl Wheel {
     /// Takes `index` out of its list in O(1).
     fn unlink(&mut self, index: u32) {
         let entry = self.slab.at(index);
-        let (prev, next, deadline, lag) = (entry.prev, entry.next, entry.deadline, entry.lag);
+        let (prev, next, deadline, lag) = (entry.prev, entry.next, entry.deadline, entry.lag());
         if next != NIL {
             self.slab.at_mut(next).prev = prev;
         }
@@ -533,7 +546,7 @@ impl Wheel {
         }
         // `index` heads its list: find which one from the tick it was linked
         // for (a lagging entry is always in a list that fires).
-        let tick = self.tick_of(deadline) - u64::from(lag);
+        let tick = self.tick_of(deadline) - lag;
         let lap = self.geometry.lap(tick);
         if lag == 0 && !self.reachable(deadline, tick) {
             debug_assert_eq!(self.never, index);
@@ -809,17 +822,23 @@ mod tests {
         let mut h = Harness::new(8);
         let k = h.insert(1, 30);
         // Later: recorded in place; the entry moves when tick 3 comes due.
-        assert!(matches!(h.wheel.reset(k, 5_000), Reset::Moved { tick: 3 }));
+        assert!(matches!(
+            h.wheel.reset(k, 5_000, false),
+            Reset::Moved { tick: 3 }
+        ));
         assert_eq!(h.wheel.pending(), 1);
         assert_eq!(h.advance_to(100), Advance::Until(487));
         assert!(h.fired().is_empty());
         assert_eq!(h.wheel.counters().migrated, 1, "moved once, at tick 3");
-        assert!(matches!(h.wheel.reset(k, 120), Reset::Moved { tick: 12 }));
+        assert!(matches!(
+            h.wheel.reset(k, 120, false),
+            Reset::Moved { tick: 12 }
+        ));
         assert_eq!(h.advance_to(120), Advance::Idle);
         assert_eq!(h.fired(), vec![1]);
-        assert!(matches!(h.wheel.reset(k, 500), Reset::Stale));
+        assert!(matches!(h.wheel.reset(k, 500, false), Reset::Stale));
         let k2 = h.insert(2, 500);
-        assert!(matches!(h.wheel.reset(k2, 50), Reset::Elapsed(_)));
+        assert!(matches!(h.wheel.reset(k2, 50, false), Reset::Elapsed(_)));
         assert_eq!(h.wheel.pending(), 0);
         // The books balance: a reset into the past counts as a cancel.
         let c = h.wheel.counters();
@@ -832,8 +851,14 @@ mod tests {
         // Pushed back twice: still linked at tick 3, fires at tick 6, never
         // before 60.
         let k = h.insert(1, 30);
-        assert!(matches!(h.wheel.reset(k, 45), Reset::Moved { tick: 3 }));
-        assert!(matches!(h.wheel.reset(k, 55), Reset::Moved { tick: 3 }));
+        assert!(matches!(
+            h.wheel.reset(k, 45, false),
+            Reset::Moved { tick: 3 }
+        ));
+        assert!(matches!(
+            h.wheel.reset(k, 55, false),
+            Reset::Moved { tick: 3 }
+        ));
         assert_eq!(h.advance_to(30), Advance::Until(6));
         assert!(h.fired().is_empty());
         assert_eq!(h.advance_to(59), Advance::Until(6));
@@ -844,16 +869,28 @@ mod tests {
         // The driver is behind: the lagging entry's own tick has come too,
         // so it fires when its list does, once.
         let k = h.insert(2, 80);
-        assert!(matches!(h.wheel.reset(k, 95), Reset::Moved { tick: 8 }));
+        assert!(matches!(
+            h.wheel.reset(k, 95, false),
+            Reset::Moved { tick: 8 }
+        ));
         assert_eq!(h.advance_to(200), Advance::Idle);
         assert_eq!(h.fired(), vec![2]);
 
         // Earlier than where it is linked: moved for real; later again but
         // before the list it is in: in place.
         let k = h.insert(3, 300);
-        assert!(matches!(h.wheel.reset(k, 500), Reset::Moved { tick: 30 }));
-        assert!(matches!(h.wheel.reset(k, 250), Reset::Moved { tick: 25 }));
-        assert!(matches!(h.wheel.reset(k, 270), Reset::Moved { tick: 25 }));
+        assert!(matches!(
+            h.wheel.reset(k, 500, false),
+            Reset::Moved { tick: 30 }
+        ));
+        assert!(matches!(
+            h.wheel.reset(k, 250, false),
+            Reset::Moved { tick: 25 }
+        ));
+        assert!(matches!(
+            h.wheel.reset(k, 270, false),
+            Reset::Moved { tick: 25 }
+        ));
         assert_eq!(h.advance_to(269), Advance::Until(27));
         assert!(h.fired().is_empty());
         assert_eq!(h.advance_to(270), Advance::Idle);
@@ -862,7 +899,10 @@ mod tests {
         // A lagging entry that heads its list is removed from that list.
         let k = h.insert(4, 300);
         let other = h.insert(5, 300);
-        assert!(matches!(h.wheel.reset(k, 700), Reset::Moved { tick: 30 }));
+        assert!(matches!(
+            h.wheel.reset(k, 700, false),
+            Reset::Moved { tick: 30 }
+        ));
         assert!(h.wheel.remove(other).is_some());
         assert!(h.wheel.remove(k).is_some());
         assert_eq!(h.wheel.pending(), 0);
@@ -872,7 +912,7 @@ mod tests {
         // In the overflow: moved when its lap moves in, to its own lap.
         let k = h.insert(6, 2_000);
         assert!(matches!(
-            h.wheel.reset(k, 3_000),
+            h.wheel.reset(k, 3_000, false),
             Reset::Moved { tick: 200 }
         ));
         assert_eq!(h.advance_to(2_000), Advance::Until(287));
@@ -886,12 +926,12 @@ mod tests {
         // from there is a real move too.
         let k = h.insert(7, 4_000);
         assert!(matches!(
-            h.wheel.reset(k, SATURATED),
+            h.wheel.reset(k, SATURATED, false),
             Reset::Moved { tick: u64::MAX }
         ));
         assert_eq!(h.advance_to(5_000), Advance::Idle);
         assert!(matches!(
-            h.wheel.reset(k, 5_050),
+            h.wheel.reset(k, 5_050, false),
             Reset::Moved { tick: 505 }
         ));
         assert_eq!(h.advance_to(5_050), Advance::Idle);
@@ -957,12 +997,12 @@ mod tests {
         assert_eq!(h.advance_to(0), Advance::Idle);
         // Out of the never list into the ring, and back.
         assert!(matches!(
-            h.wheel.reset(beyond_last_tick, 50),
+            h.wheel.reset(beyond_last_tick, 50, false),
             Reset::Moved { tick: 5 }
         ));
         assert_eq!(h.advance_to(0), Advance::Until(5));
         assert!(matches!(
-            h.wheel.reset(beyond_last_tick, SATURATED + 5),
+            h.wheel.reset(beyond_last_tick, SATURATED + 5, false),
             Reset::Moved { tick: u64::MAX }
         ));
         assert_eq!(h.advance_to(SATURATED / 2), Advance::Idle);
@@ -1076,7 +1116,7 @@ mod tests {
                 "{stale:?} cancelled a newer timer"
             );
             assert!(!h.wheel.is_live(stale), "{stale:?} looks pending");
-            assert!(matches!(h.wheel.reset(stale, far), Reset::Stale));
+            assert!(matches!(h.wheel.reset(stale, far, false), Reset::Stale));
         }
         assert_eq!(h.wheel.pending(), newer.len());
         // Register/cancel with one page and one timer pending reuses a slot.

@@ -57,11 +57,44 @@ pub(crate) struct Entry {
     /// Next entry in the same bucket list (or in the free list), or `NIL`.
     pub(crate) next: u32,
     generation: u32,
-    /// How many ticks before its deadline's tick the list holding it comes
-    /// due: 0 unless a reset pushed the deadline later without moving the
-    /// entry (the wheel moves it when that earlier list comes due). In the
-    /// padding of the struct, so it costs no memory.
-    pub(crate) lag: u32,
+    /// Low 31 bits: how many ticks before its deadline's tick the list
+    /// holding it comes due (0 unless a reset pushed the deadline later
+    /// without moving the entry; the wheel moves it when that earlier list
+    /// comes due). Top bit: the deadline was last set by a reset that did not
+    /// read the clock, so the next poll must check whether it has passed. In
+    /// the padding of the struct, so it costs no memory.
+    lag: u32,
+}
+
+/// The flag bit of `Entry::lag`.
+const UNCHECKED: u32 = 1 << 31;
+
+/// The largest lag an entry can record, in ticks.
+pub(crate) const MAX_LAG: u32 = UNCHECKED - 1;
+
+impl Entry {
+    /// Ticks between the list holding this entry and its deadline's tick.
+    pub(crate) fn lag(&self) -> u64 {
+        u64::from(self.lag & MAX_LAG)
+    }
+
+    /// Sets the lag (at most [`MAX_LAG`]), keeping the unchecked flag.
+    pub(crate) fn set_lag(&mut self, lag: u32) {
+        debug_assert!(lag <= MAX_LAG);
+        self.lag = (self.lag & UNCHECKED) | lag;
+    }
+
+    /// Marks whether the deadline still has to be checked against the clock.
+    pub(crate) fn set_unchecked(&mut self, unchecked: bool) {
+        self.lag = (self.lag & MAX_LAG) | if unchecked { UNCHECKED } else { 0 };
+    }
+
+    /// Whether the deadline had to be checked; clears the mark.
+    pub(crate) fn take_unchecked(&mut self) -> bool {
+        let was = self.lag & UNCHECKED != 0;
+        self.lag &= MAX_LAG;
+        was
+    }
 }
 
 impl Entry {
