@@ -220,8 +220,10 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
 // they need.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod ambient;
 mod builder;
 mod clock;
+mod context;
 mod doorbell;
 mod driver;
 mod error;
@@ -236,6 +238,7 @@ mod sleep;
 mod state;
 mod stats;
 mod sync;
+pub mod time;
 mod timeout;
 mod timer;
 mod trace;
@@ -250,7 +253,7 @@ mod loom_tests;
 // and `Interval`); the settings that configure one of them live in its
 // module (`retry::Backoff`, `retry::Jitter`).
 pub use crate::builder::Builder;
-pub use crate::error::{BuildError, Elapsed, Error};
+pub use crate::error::{BuildError, Elapsed, Error, TryCurrentError};
 pub use crate::interval::{Interval, MissedTickBehavior};
 pub use crate::retry::Retry;
 pub use crate::schedule::{PeriodicTask, RunError, RunOutcome, ScheduleEvery, ScheduledTask};
