@@ -241,6 +241,9 @@ mod sync;
 pub mod time;
 mod timeout;
 mod timer;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 mod trace;
 mod unwind;
 mod wheel;
