@@ -215,13 +215,13 @@ fn installing_outside_a_runtime_needs_one() {
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn sleep_outside_a_runtime_panics() {
-    let _ = time::sleep(ms(10));
+    drop(time::sleep(ms(10)));
 }
 
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn timeout_outside_a_runtime_panics() {
-    let _ = time::timeout(ms(10), async {});
+    drop(time::timeout(ms(10), async {}));
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn sleep_after_the_runtime_ended_panics() {
     let rt = paused_runtime();
     rt.block_on(async { time::sleep(ms(10)).await });
     drop(rt);
-    let _ = time::sleep(ms(10));
+    drop(time::sleep(ms(10)));
 }
 
 #[test]
@@ -413,6 +413,6 @@ fn a_shut_down_default_timer_refuses_new_waits() {
     let rt = paused_runtime();
     rt.block_on(async {
         Timer::current().shutdown();
-        let _ = time::sleep(ms(10));
+        drop(time::sleep(ms(10)));
     });
 }
