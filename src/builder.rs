@@ -20,7 +20,10 @@ use crate::timer::Timer;
 /// | [`runtime`](Builder::runtime) | the current runtime | its time driver must be enabled |
 ///
 /// Bad settings make [`build`](Builder::build) return a [`BuildError`]; no
-/// setter panics.
+/// setter panics. [`build`](Builder::build) starts a timer for you to hold;
+/// [`install`](Builder::install) makes it the runtime's default timer
+/// instead (the one [`Timer::current`] and [`tickwheel::time`](crate::time)
+/// use).
 ///
 /// # Examples
 ///
