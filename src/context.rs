@@ -9,6 +9,14 @@
 //! a small per-thread table remembers it by task id (tokio hands task ids out
 //! from a process-wide counter), and only a task seen for the first time, or
 //! code outside any task, asks tokio.
+//!
+//! The one case the table can get wrong is a task that enters another
+//! runtime's context in the middle of a poll: a `spawn_blocking` closure
+//! that runs a second runtime's `block_on`, or a `LocalSet` driven by one
+//! runtime and later by another. The table then keeps the runtime it saw
+//! first. Callers stay correct on that answer: a clock read then enters the
+//! timer's runtime explicitly, and the default-timer lookup refuses a timer
+//! that has shut down (a runtime that ended) and asks tokio instead.
 
 use std::cell::Cell;
 use std::hash::{Hash, Hasher};
