@@ -13,10 +13,12 @@
 //! The one case the table can get wrong is a task that enters another
 //! runtime's context in the middle of a poll: a `spawn_blocking` closure
 //! that runs a second runtime's `block_on`, or a `LocalSet` driven by one
-//! runtime and later by another. The table then keeps the runtime it saw
-//! first. Callers stay correct on that answer: a clock read then enters the
-//! timer's runtime explicitly, and the default-timer lookup refuses a timer
-//! that has shut down (a runtime that ended) and asks tokio instead.
+//! runtime and later by another. The table keeps the runtime it saw first.
+//! Then a clock read may take the ambient clock for the timer's (they
+//! differ only if one of them is a paused test clock), and the
+//! default-timer lookup may hand out the first runtime's timer while it
+//! lives (its sleeps fire on that runtime's clock); once that timer has
+//! shut down, the lookup refuses it and asks tokio.
 
 use std::cell::Cell;
 use std::hash::{Hash, Hasher};
