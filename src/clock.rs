@@ -11,13 +11,12 @@
 //! runtime that hosts the timer's driver, whichever runtime (or none) the
 //! caller happens to be in.
 
-use std::cell::Cell;
-use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use tokio::runtime::{self, Handle, RuntimeFlavor};
-use tokio::task;
 use tokio::time::Instant;
+
+use crate::context;
 
 /// Where a timer reads the time: always its driver's runtime's clock, never
 /// the ambient one, so a sleep made or reset from another runtime (whose test
@@ -72,58 +71,8 @@ impl TimeSource {
 }
 
 /// Whether the current thread is inside the context of runtime `id`.
-///
-/// Asking tokio (`Handle::try_current`) clones the runtime's handle, two
-/// atomic operations on every clock read. But a task is always polled inside
-/// its own runtime's context, so the answer for the task being polled never
-/// changes: a small per-thread table remembers it by task id (tokio's ids are
-/// unique in the process), and only a task seen for the first time, or code
-/// outside any task, asks tokio.
 fn in_runtime(id: runtime::Id) -> bool {
-    const SLOTS: usize = 16;
-    type Table = [Cell<Option<(task::Id, runtime::Id)>>; SLOTS];
-    thread_local! {
-        static SEEN: Table = const { [const { Cell::new(None) }; SLOTS] };
-    }
-    let current = || Handle::try_current().ok().map(|handle| handle.id());
-    let Some(task) = task::try_id() else {
-        return current() == Some(id);
-    };
-    let slot = task_slot(task) % SLOTS;
-    SEEN.try_with(|seen| {
-        let runtime = match seen[slot].get() {
-            Some((seen_task, runtime)) if seen_task == task => Some(runtime),
-            _ => {
-                let runtime = current();
-                seen[slot].set(runtime.map(|runtime| (task, runtime)));
-                runtime
-            }
-        };
-        runtime == Some(id)
-    })
-    .unwrap_or_else(|_| current() == Some(id))
-}
-
-/// A table slot for `task`: its id's own bits (ids count up, so consecutive
-/// tasks get consecutive slots).
-fn task_slot(task: task::Id) -> usize {
-    struct Bits(u64);
-    impl Hasher for Bits {
-        fn finish(&self) -> u64 {
-            self.0
-        }
-        fn write(&mut self, bytes: &[u8]) {
-            for &b in bytes {
-                self.0 = self.0.rotate_left(8) ^ u64::from(b);
-            }
-        }
-        fn write_u64(&mut self, n: u64) {
-            self.0 ^= n;
-        }
-    }
-    let mut bits = Bits(0);
-    task.hash(&mut bits);
-    bits.finish() as usize
+    context::current_runtime() == Some(id)
 }
 
 /// The timer's frame of reference: its origin and its tick length.

@@ -188,6 +188,12 @@ pub enum BuildError {
     },
     /// No runtime was given and the builder was not used inside one.
     NoRuntime,
+    /// [`Builder::install`](crate::Builder::install): the runtime already
+    /// has a default timer (installed, or started by a first use of
+    /// [`Timer::current`](crate::Timer::current) or
+    /// [`tickwheel::time`](crate::time)). A runtime's default timer is set
+    /// once; install it before anything uses it.
+    AlreadyInstalled,
 }
 
 impl fmt::Display for BuildError {
@@ -215,11 +221,78 @@ impl fmt::Display for BuildError {
             BuildError::NoRuntime => f.write_str(
                 "no tokio runtime: build inside a runtime or pass one with Builder::runtime",
             ),
+            BuildError::AlreadyInstalled => f.write_str(
+                "the runtime already has a default timer (install it before its first use)",
+            ),
         }
     }
 }
 
 impl std::error::Error for BuildError {}
+
+/// Why [`Timer::try_current`](crate::Timer::try_current) found no default
+/// timer.
+///
+/// # Examples
+///
+/// ```
+/// // Outside any tokio runtime:
+/// let err = tickwheel::Timer::try_current().unwrap_err();
+/// assert!(err.is_missing_context());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TryCurrentError {
+    kind: TryCurrentErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TryCurrentErrorKind {
+    MissingContext,
+    TimeDisabled,
+}
+
+impl TryCurrentError {
+    pub(crate) fn missing_context() -> Self {
+        TryCurrentError {
+            kind: TryCurrentErrorKind::MissingContext,
+        }
+    }
+
+    pub(crate) fn time_disabled() -> Self {
+        TryCurrentError {
+            kind: TryCurrentErrorKind::TimeDisabled,
+        }
+    }
+
+    /// `true` if it was called outside any tokio runtime.
+    pub fn is_missing_context(&self) -> bool {
+        matches!(self.kind, TryCurrentErrorKind::MissingContext)
+    }
+
+    /// `true` if the current runtime has its time driver disabled (built
+    /// without `enable_time` or `enable_all`), so no timer can run on it.
+    pub fn is_time_disabled(&self) -> bool {
+        matches!(self.kind, TryCurrentErrorKind::TimeDisabled)
+    }
+}
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            TryCurrentErrorKind::MissingContext => f.write_str(
+                "no default timer outside a Tokio runtime: Timer::current() and the \
+                 tickwheel::time functions must be called from within a Tokio 1.x runtime \
+                 (or use a Timer built with Timer::builder().runtime(handle))",
+            ),
+            TryCurrentErrorKind::TimeDisabled => f.write_str(
+                "the current Tokio runtime has timers disabled: call enable_time (or \
+                 enable_all) on its builder",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
 
 /// A new wait on a shut-down timer would complete at once, and a loop of such
 /// waits would spin: like `tokio::time` on a runtime that is gone, fail loudly.

@@ -31,9 +31,39 @@
 //!   everything at once ([`Timer::shutdown`]).
 //!
 //! The price is resolution: deadlines round up to the next tick (10 ms by
-//! default). Moving over is one line per call site: `tokio::time::sleep(d)`
-//! becomes `timer.sleep(d)`, `tokio::time::timeout(d, f)` becomes
-//! `timer.timeout(d, f)`, with the same output types and methods.
+//! default). Moving over is a `use` change: [`tickwheel::time`](time) has
+//! `tokio::time`'s free functions (`sleep`, `sleep_until`, `timeout`,
+//! `timeout_at`, `interval`, `interval_at`) and type names, with the same
+//! arguments, output types and methods; or hold a [`Timer`] and call
+//! `timer.sleep(d)`, `timer.timeout(d, f)`.
+//!
+//! # The runtime's default timer and `tickwheel::time`
+//!
+//! [`Timer::current`] is the current tokio runtime's default timer, started
+//! with its driver on that runtime the first time anything uses it, and
+//! released when the runtime shuts down; every runtime has its own (each
+//! `#[tokio::test]` too). The free functions of [`time`] wait on it, so code
+//! written for `tokio::time` moves to the wheel by changing its `use`:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! use tickwheel::time::{self, Duration, Instant}; // was: use tokio::time::{...}
+//!
+//! let start = Instant::now();
+//! time::sleep(Duration::from_millis(100)).await;
+//! let reply = time::timeout(Duration::from_millis(300), async { "pong" }).await;
+//! assert_eq!(reply, Ok("pong"));
+//! assert!(start.elapsed() >= Duration::from_millis(100));
+//! assert_eq!(tickwheel::Timer::current().stats().fired, 1);
+//! # }
+//! ```
+//!
+//! Finding the default timer takes no lock (each thread caches the last
+//! runtime's), so a sleep through [`time::sleep`] costs about what one
+//! through a held handle costs. To configure a runtime's default timer
+//! (tick, slots, `max_pending`, shards), install it before its first use
+//! with [`Builder::install`].
 //!
 //! # Beyond sleep and timeout
 //!
@@ -161,6 +191,10 @@
 //! - **`hyper`**: [`Timer`] implements `hyper::rt::Timer`, so
 //!   `builder.timer(timer.clone())` runs hyper 1.x's timers (the HTTP/1
 //!   header-read timeout, HTTP/2 keep-alive pings) on the wheel.
+//! - **`tower`**: the module `tickwheel::tower` has tower's timeout middleware
+//!   (`TimeoutLayer`, `Timeout`) with its deadlines on the wheel, and
+//!   tower's retry backoff traits (`MakeBackoff`, `Backoff`) for
+//!   [`retry::Backoff`], so `tower::retry` waits on the wheel too.
 //! - **`tracing`**: the driver emits `tracing` events under the `tickwheel`
 //!   target: each wake-up at `TRACE` (fields `tick`, `ticks` processed since
 //!   the last wake-up, timers `fired`, and `next_tick` it will wake for, or
@@ -170,7 +204,7 @@
 //!   calls compile to nothing.
 //!
 //! The `backon` and `hyper` examples are on their trait impls, in
-//! [`Timer`]'s documentation.
+//! [`Timer`]'s documentation; the `tower` ones in `tickwheel::tower`'s.
 #![cfg_attr(
     feature = "tracing",
     doc = r#"
@@ -220,8 +254,10 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
 // they need.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod ambient;
 mod builder;
 mod clock;
+mod context;
 mod doorbell;
 mod driver;
 mod error;
@@ -236,8 +272,12 @@ mod sleep;
 mod state;
 mod stats;
 mod sync;
+pub mod time;
 mod timeout;
 mod timer;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 mod trace;
 mod unwind;
 mod wheel;
@@ -250,7 +290,7 @@ mod loom_tests;
 // and `Interval`); the settings that configure one of them live in its
 // module (`retry::Backoff`, `retry::Jitter`).
 pub use crate::builder::Builder;
-pub use crate::error::{BuildError, Elapsed, Error};
+pub use crate::error::{BuildError, Elapsed, Error, TryCurrentError};
 pub use crate::interval::{Interval, MissedTickBehavior};
 pub use crate::retry::Retry;
 pub use crate::schedule::{PeriodicTask, RunError, RunOutcome, ScheduleEvery, ScheduledTask};

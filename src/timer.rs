@@ -1,7 +1,7 @@
 //! [`Timer`]: the handle users hold. The state behind it is in `state.rs`.
 
 use std::fmt;
-use std::future::IntoFuture;
+use std::future::{Future, IntoFuture};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use crate::builder::Builder;
 use crate::driver;
 use crate::error::{shutdown_panic, Error};
-use crate::shard::Tally;
+use crate::shard::{Shard, Tally};
 use crate::sleep::Sleep;
 use crate::state::{Config, Inner};
 use crate::stats::{Lateness, Stats};
@@ -83,9 +83,34 @@ impl Timer {
     }
 
     pub(crate) fn start(config: Config, handle: &Handle) -> Timer {
+        Timer::start_with(config, handle, driver::run)
+    }
+
+    /// Starts a timer on `handle`'s runtime whose driver task is
+    /// `driver(inner)`: [`driver::run`], or a future wrapping it.
+    pub(crate) fn start_with<F>(
+        config: Config,
+        handle: &Handle,
+        driver: impl FnOnce(Arc<Inner>) -> F,
+    ) -> Timer
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
         let inner = Inner::new(config, handle);
-        handle.spawn(driver::run(inner.clone()));
+        handle.spawn(driver(inner.clone()));
+        // `Inner::new` counts this first handle already.
         Timer { inner }
+    }
+
+    /// A new handle to the timer behind `inner`, counted as a clone is.
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Timer {
+        inner.shared.add_handle();
+        Timer { inner }
+    }
+
+    /// The state behind this handle.
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
     }
 
     /// A future that completes `duration` from now, like
@@ -390,46 +415,54 @@ impl Timer {
     }
 
     #[track_caller]
-    fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
-        let shared = &self.inner.shared;
-        if shared.is_shutdown() {
-            return match refuse {
-                Refuse::Error => Err(Error::shutdown()),
-                Refuse::Panic => shutdown_panic(),
-            };
-        }
-        shared.try_reserve()?;
-        let shard = self.inner.shard().clone();
-        let clock = &shared.clock;
-        match until {
-            Until::After(duration) => {
-                let deadline = clock.offset_after(shared.now(), duration);
-                if duration.is_zero() {
-                    return Ok(Sleep::done(shard, deadline));
-                }
-                Ok(Sleep::new(shard, deadline, true))
+    pub(crate) fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
+        sleep_on(self.inner.shard().clone(), until, refuse)
+    }
+}
+
+/// A new sleep on `shard`, the calling thread's shard of its timer.
+#[track_caller]
+pub(crate) fn sleep_on(shard: Arc<Shard>, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
+    let shared = &shard.shared;
+    if shared.is_shutdown() {
+        return match refuse {
+            Refuse::Error => Err(Error::shutdown()),
+            Refuse::Panic => shutdown_panic(),
+        };
+    }
+    shared.try_reserve()?;
+    let clock = &shared.clock;
+    match until {
+        Until::After(duration) => {
+            let deadline = clock.offset_after(shared.now(), duration);
+            if duration.is_zero() {
+                return Ok(Sleep::done(shard, deadline));
             }
-            Until::At(instant) => Ok(Sleep::new(shard, clock.offset(instant), false)),
+            Ok(Sleep::new(shard, deadline, true))
+        }
+        Until::At(instant) => {
+            let deadline = clock.offset(instant);
+            Ok(Sleep::new(shard, deadline, false))
         }
     }
 }
 
 /// How a new sleep's deadline is given.
 #[derive(Clone, Copy)]
-enum Until {
+pub(crate) enum Until {
     After(Duration),
     At(Instant),
 }
 
 /// What to do when a new sleep cannot be made.
 #[derive(Clone, Copy)]
-enum Refuse {
+pub(crate) enum Refuse {
     Panic,
     Error,
 }
 
 #[track_caller]
-fn capacity_panic(err: Error) -> ! {
+pub(crate) fn capacity_panic(err: Error) -> ! {
     panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
 }
 

@@ -237,6 +237,12 @@ impl Backoff {
         self
     }
 
+    /// The delay before the first retry, before jitter and caps.
+    #[cfg(feature = "tower")]
+    pub(crate) fn initial(&self) -> Duration {
+        self.initial
+    }
+
     /// `initial * factor^n`, saturating.
     fn raw(&self, n: usize) -> Duration {
         if self.factor == 1.0 || self.initial.is_zero() {

@@ -76,6 +76,18 @@ pub fn rows(r: &Results) -> Vec<Row> {
             charted: true,
         },
         Row {
+            label: "W2 overhead via tickwheel::time::sleep (ambient)",
+            short: "W2 amb",
+            unit: "ns/op",
+            digits: 1,
+            values: [
+                r.overhead(Work::W2, Sys::Ambient),
+                r.overhead(Work::W2, Sys::Tokio),
+                r.overhead(Work::W2, Sys::Pingora),
+            ],
+            charted: false,
+        },
+        Row {
             label: "W3 CPU to register and fire 1M",
             short: "W3 CPU",
             unit: "s",
@@ -225,6 +237,19 @@ pub fn targets(r: &Results) -> Vec<Target> {
         rule: "<= 0.5 x tokio's",
         met: t.zip(k).map(|(t, k)| t <= 0.5 * k),
         detail: format!("tickwheel {} ns, tokio {} ns", fmt_opt(t, 1), fmt_opt(k, 1)),
+    });
+
+    let (ambient, held) = (r.overhead(Work::W2, Sys::Ambient), r.overhead(Work::W2, tw));
+    out.push(Target {
+        name: "W2 free function vs held handle",
+        rule: "<= 1.15 x the held handle's overhead",
+        met: ambient.zip(held).map(|(a, h)| a <= 1.15 * h),
+        detail: format!(
+            "tickwheel::time::sleep {} ns, timer.sleep {} ns ({}x)",
+            fmt_opt(ambient, 1),
+            fmt_opt(held, 1),
+            fmt_opt(ratio(ambient, held), 2)
+        ),
     });
 
     let (t, k) = (

@@ -8,19 +8,32 @@ use std::time::Duration;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Sys {
     Floor,
+    /// tickwheel through a held `Timer` handle (`timer.sleep(d)`).
     Tickwheel,
+    /// tickwheel through `tickwheel::time`'s free functions, on the
+    /// runtime's default timer, with no handle held (W2 only).
+    Ambient,
     Tokio,
     Pingora,
 }
 
 impl Sys {
-    pub const ALL: [Sys; 4] = [Sys::Floor, Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
+    pub const ALL: [Sys; 5] = [
+        Sys::Floor,
+        Sys::Tickwheel,
+        Sys::Ambient,
+        Sys::Tokio,
+        Sys::Pingora,
+    ];
     pub const TIMERS: [Sys; 3] = [Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
+    /// W1: the floor and the three timers.
+    pub const FLOOR_AND_TIMERS: [Sys; 4] = [Sys::Floor, Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
 
     pub fn name(self) -> &'static str {
         match self {
             Sys::Floor => "floor",
             Sys::Tickwheel => "tickwheel",
+            Sys::Ambient => "ambient",
             Sys::Tokio => "tokio",
             Sys::Pingora => "pingora",
         }
@@ -74,7 +87,8 @@ impl Work {
 
     pub fn systems(self) -> &'static [Sys] {
         match self {
-            Work::W1Ct | Work::W1Mt | Work::W2 => &Sys::ALL,
+            Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
+            Work::W2 => &Sys::ALL,
             Work::W7 => &[Sys::Tickwheel, Sys::Tokio],
             _ => &Sys::TIMERS,
         }

@@ -1,0 +1,437 @@
+//! The ambient timer: one default [`Timer`] per tokio runtime, found from
+//! inside that runtime without holding a handle, for [`Timer::current`] and
+//! the free functions of [`crate::time`].
+//!
+//! # Where the default timers live
+//!
+//! A process-wide registry maps a runtime's id to its default timer. The
+//! first use inside a runtime starts the timer with its driver on that
+//! runtime (or [`Builder::install`](crate::Builder::install) puts a
+//! configured one there first). The driver task carries a guard that
+//! removes the runtime's entry when the runtime drops the task, which it
+//! does when it shuts down: a runtime that ends takes its default timer with
+//! it, and a process that runs many runtimes one after another (one per
+//! `#[tokio::test]`) keeps none of their timers.
+//!
+//! The registry is locked only to find or change an entry, never while a
+//! task is spawned or a timer is dropped: spawning on a runtime that is
+//! shutting down drops the task at once, and its guard takes the lock.
+//!
+//! # The hot path takes no lock
+//!
+//! `tickwheel::time::sleep` must cost about what `timer.sleep` on a held
+//! handle costs. Each thread caches the last runtime it looked up: its id,
+//! and weak references to that runtime's default timer and to the timer's
+//! shard for this thread. A lookup asks [`context::current_runtime`] which
+//! runtime it is in (a per-thread table by task id, no handle clone),
+//! compares it with the cached id, and upgrades the weak shard reference,
+//! which is the one reference count a sleep takes anyway. Only a miss (a
+//! thread's first lookup, or a different runtime than last time) locks the
+//! registry.
+//!
+//! The cache holds nothing alive: once a runtime has ended and dropped its
+//! timer, a stale entry keeps only the allocation of one shard's header
+//! until the thread looks up another runtime. tokio hands runtime ids out
+//! from a process-wide counter, so a stale entry cannot be taken for a later
+//! runtime; the lookup also refuses a cached timer that has shut down, so it
+//! would stay correct even if ids were ever reused.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use tokio::runtime::{self, Handle};
+
+use crate::builder::Builder;
+use crate::context;
+use crate::driver;
+use crate::error::{Error, TryCurrentError};
+use crate::shard::Shard;
+use crate::sleep::Sleep;
+use crate::state::{Config, Inner};
+use crate::timer::{self, Refuse, Timer, Until};
+
+/// The default timer of each runtime that has one.
+///
+/// A `Vec`: it holds one entry per live runtime that uses the ambient timer,
+/// a handful at most, and it is searched only on a per-thread cache miss.
+static REGISTRY: Mutex<Vec<(runtime::Id, Timer)>> = Mutex::new(Vec::new());
+
+fn registry() -> MutexGuard<'static, Vec<(runtime::Id, Timer)>> {
+    // Nothing panics while holding it; if something did, the list is
+    // still a valid list.
+    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// This thread's last lookup.
+struct Cached {
+    runtime: runtime::Id,
+    inner: Weak<Inner>,
+    /// This thread's shard of that timer.
+    shard: Weak<Shard>,
+}
+
+thread_local! {
+    static CACHE: RefCell<Option<Cached>> = const { RefCell::new(None) };
+}
+
+impl Timer {
+    /// The current runtime's default timer, started with its driver on that
+    /// runtime the first time anything asks for it.
+    ///
+    /// Each tokio runtime has its own default timer: two runtimes side by
+    /// side, or one `#[tokio::test]` runtime after another, never share one,
+    /// and each timer reads the clock of its own runtime (paused or not).
+    /// When the runtime shuts down, its default timer shuts down with it and
+    /// is released. The free functions of [`tickwheel::time`](crate::time)
+    /// (`sleep`, `timeout`, `interval`, ...) wait on it.
+    ///
+    /// It has the default settings (10 ms ticks, 512 slots, unbounded, two
+    /// shards per worker) unless [`Builder::install`](crate::Builder::install)
+    /// configured it before its first use.
+    ///
+    /// Finding it costs no lock: each thread remembers the last runtime's
+    /// timer. [`Timer::shutdown`] on it ends it for good, as for any timer:
+    /// the runtime keeps the shut-down timer as its default, and new waits on
+    /// it panic (the `try_*` methods return [`Error::is_shutdown`]).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, like `tokio::time::sleep`, and in a runtime
+    /// built without its time driver (`enable_time` or `enable_all`). Use
+    /// [`Timer::try_current`] to get an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::Timer;
+    ///
+    /// let timer = Timer::current();
+    /// timer.sleep(Duration::from_millis(100)).await;
+    /// // The same timer the free functions use.
+    /// tickwheel::time::sleep(Duration::from_millis(100)).await;
+    /// assert_eq!(timer.stats().fired, 2);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn current() -> Timer {
+        if let Some(timer) = cached_timer() {
+            return timer;
+        }
+        match lookup_or_start(Probe::Propagate) {
+            Ok(timer) => timer,
+            Err(err) => panic!("tickwheel: {err}"),
+        }
+    }
+
+    /// [`Timer::current`], with an error instead of a panic outside a
+    /// runtime or in a runtime without its time driver.
+    ///
+    /// # Errors
+    ///
+    /// [`TryCurrentError::is_missing_context`] outside a tokio runtime,
+    /// [`TryCurrentError::is_time_disabled`] if the runtime's time driver is
+    /// off. (tokio reports the latter only by panicking; this function
+    /// catches that panic, so the panic hook still prints tokio's message.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tickwheel::Timer;
+    ///
+    /// assert!(Timer::try_current().unwrap_err().is_missing_context());
+    ///
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let timer = rt.block_on(async { Timer::try_current() }).unwrap();
+    /// assert!(!timer.is_shutdown());
+    /// ```
+    pub fn try_current() -> Result<Timer, TryCurrentError> {
+        if let Some(timer) = cached_timer() {
+            return Ok(timer);
+        }
+        lookup_or_start(Probe::Catch)
+    }
+}
+
+/// A sleep on the current runtime's default timer: the free functions'
+/// path, without a `Timer` handle (no reference count taken but the sleep's
+/// own).
+///
+/// # Panics
+///
+/// As [`Timer::current`], and as [`Timer::sleep`] with `Refuse::Panic`.
+#[track_caller]
+pub(crate) fn sleep(until: Until, refuse: Refuse) -> Result<Sleep, Error> {
+    match cached_shard() {
+        Some(shard) => timer::sleep_on(shard, until, refuse),
+        None => Timer::current().make_sleep(until, refuse),
+    }
+}
+
+/// This thread's shard of the current runtime's default timer, if the
+/// cache has it and the timer is alive.
+fn cached_shard() -> Option<Arc<Shard>> {
+    let runtime = context::current_runtime()?;
+    CACHE
+        .try_with(|cache| {
+            let cache = cache.borrow();
+            let cached = cache.as_ref().filter(|c| c.runtime == runtime)?;
+            let shard = cached.shard.upgrade()?;
+            (!shard.shared.is_shutdown()).then_some(shard)
+        })
+        .ok()
+        .flatten()
+}
+
+/// The current runtime's default timer, if the cache has it and it is
+/// alive.
+fn cached_timer() -> Option<Timer> {
+    let runtime = context::current_runtime()?;
+    CACHE
+        .try_with(|cache| {
+            let cache = cache.borrow();
+            let cached = cache.as_ref().filter(|c| c.runtime == runtime)?;
+            let inner = cached.inner.upgrade()?;
+            (!inner.shared.is_shutdown()).then(|| Timer::from_inner(inner))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Whether the slow path lets tokio's "timers are disabled" panic through
+/// (as `tokio::time::sleep` would panic) or turns it into an error.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    Propagate,
+    Catch,
+}
+
+/// The slow path: the registry's timer for the current runtime, started
+/// if it has none, and remembered in this thread's cache.
+#[track_caller]
+fn lookup_or_start(probe: Probe) -> Result<Timer, TryCurrentError> {
+    let handle = Handle::try_current().map_err(|_| TryCurrentError::missing_context())?;
+    let runtime = handle.id();
+    let timer = match find(runtime) {
+        Some(timer) => timer,
+        None => {
+            if !time_enabled(probe) {
+                return Err(TryCurrentError::time_disabled());
+            }
+            let config = Builder::new()
+                .validate()
+                .expect("the default settings are valid");
+            // Another thread may have started one meanwhile: use it.
+            install(config, &handle).unwrap_or_else(|existing| existing)
+        }
+    };
+    remember(runtime, &timer);
+    Ok(timer)
+}
+
+/// Whether the current runtime has its time driver. Creating a tokio sleep
+/// (never polled, so never registered) panics if it has not.
+#[track_caller]
+fn time_enabled(probe: Probe) -> bool {
+    let make = || drop(tokio::time::sleep(Duration::ZERO));
+    match probe {
+        Probe::Propagate => {
+            make();
+            true
+        }
+        Probe::Catch => catch_unwind(AssertUnwindSafe(make)).is_ok(),
+    }
+}
+
+fn find(runtime: runtime::Id) -> Option<Timer> {
+    registry()
+        .iter()
+        .find(|(id, _)| *id == runtime)
+        .map(|(_, timer)| timer.clone())
+}
+
+fn remember(runtime: runtime::Id, timer: &Timer) {
+    let cached = Cached {
+        runtime,
+        inner: Arc::downgrade(timer.inner()),
+        shard: Arc::downgrade(timer.inner().shard()),
+    };
+    // The old entry is dropped after the cell is released (dropping a weak
+    // reference runs no user code, but keep the borrow short anyway).
+    let old = CACHE.try_with(|cache| cache.borrow_mut().replace(cached));
+    drop(old);
+}
+
+/// Starts a timer with `config` on `handle`'s runtime and makes it that
+/// runtime's default, unless it has one already: then that one is the
+/// error, and nothing is started.
+pub(crate) fn install(config: Config, handle: &Handle) -> Result<Timer, Timer> {
+    let runtime = handle.id();
+    if let Some(existing) = find(runtime) {
+        return Err(existing);
+    }
+    // Not under the registry's lock: see the module docs.
+    let timer = Timer::start_with(config, handle, |inner| default_driver(runtime, inner));
+    let mut entries = registry();
+    if let Some((_, existing)) = entries.iter().find(|(id, _)| *id == runtime) {
+        let existing = existing.clone();
+        drop(entries);
+        // Lost a race with another thread: this one never served anyone.
+        timer.shutdown();
+        return Err(existing);
+    }
+    entries.push((runtime, timer.clone()));
+    drop(entries);
+    // If the runtime dropped the driver task before the entry was there
+    // (it was shutting down), its guard found nothing to remove; the guard
+    // shut the timer down first, so this sees it and removes the entry.
+    if timer.is_shutdown() {
+        let removed = remove(runtime, timer.inner());
+        drop(removed);
+    }
+    Ok(timer)
+}
+
+/// Removes `runtime`'s entry if it is the timer behind `inner`; returns it,
+/// for the caller to drop after the lock is released.
+fn remove(runtime: runtime::Id, inner: &Arc<Inner>) -> Option<Timer> {
+    let mut entries = registry();
+    let at = entries
+        .iter()
+        .position(|(id, timer)| *id == runtime && Arc::ptr_eq(timer.inner(), inner))?;
+    Some(entries.swap_remove(at).1)
+}
+
+fn is_registered(runtime: runtime::Id, inner: &Arc<Inner>) -> bool {
+    registry()
+        .iter()
+        .any(|(id, timer)| *id == runtime && Arc::ptr_eq(timer.inner(), inner))
+}
+
+/// Removes a default timer's registry entry when its driver task is dropped
+/// (the runtime shutting down), shutting the timer down first.
+struct Deregister {
+    runtime: runtime::Id,
+    inner: Arc<Inner>,
+}
+
+impl Drop for Deregister {
+    fn drop(&mut self) {
+        // First shut down, then remove: `install` relies on this order.
+        self.inner.shut_down();
+        let removed = remove(self.runtime, &self.inner);
+        drop(removed);
+    }
+}
+
+/// A default timer's driver task: the driver, then, if the timer was shut
+/// down while the runtime lives on, a task that stays parked (costing
+/// nothing) so that the runtime's end still drops it and removes the entry.
+fn default_driver(runtime: runtime::Id, inner: Arc<Inner>) -> impl Future<Output = ()> + Send {
+    let entry = Deregister {
+        runtime,
+        inner: inner.clone(),
+    };
+    let drive = driver::run(inner);
+    async move {
+        drive.await;
+        if is_registered(entry.runtime, &entry.inner) {
+            std::future::pending::<()>().await;
+        }
+        drop(entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn current_thread() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap()
+    }
+
+    fn registered(runtime: runtime::Id) -> bool {
+        registry().iter().any(|(id, _)| *id == runtime)
+    }
+
+    /// A runtime's entry goes when the runtime does, and with it the timer
+    /// (nothing but the weak references of a thread's cache remain).
+    #[test]
+    fn a_runtime_that_ends_releases_its_timer() {
+        let mut timers = Vec::new();
+        for _ in 0..200 {
+            let rt = current_thread();
+            let id = rt.handle().id();
+            let timer = rt.block_on(async {
+                crate::time::sleep(Duration::from_millis(1)).await;
+                Timer::current()
+            });
+            assert!(registered(id));
+            timers.push(Arc::downgrade(timer.inner()));
+            drop(timer);
+            drop(rt);
+            assert!(!registered(id), "the runtime ended but its entry stayed");
+        }
+        assert!(
+            timers.iter().all(|t| t.strong_count() == 0),
+            "a dead runtime's timer is still alive"
+        );
+    }
+
+    /// A timer shut down by hand stays its runtime's default until the
+    /// runtime ends, and its driver task stays parked until then.
+    #[test]
+    fn a_shut_down_default_stays_until_the_runtime_ends() {
+        let rt = current_thread();
+        let id = rt.handle().id();
+        let first = rt.block_on(async {
+            let timer = Timer::current();
+            timer.shutdown();
+            tokio::task::yield_now().await; // the driver sees it
+            timer
+        });
+        assert!(registered(id));
+        rt.block_on(async {
+            let again = Timer::current();
+            assert!(Arc::ptr_eq(again.inner(), first.inner()));
+            assert!(again.try_sleep(Duration::from_secs(1)).is_err());
+        });
+        drop(rt);
+        assert!(!registered(id));
+    }
+
+    /// Two threads that start the same runtime's default at once end with
+    /// one timer; the loser's driver retires.
+    #[test]
+    fn racing_starts_agree_on_one_timer() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let config = Builder::new().validate().unwrap();
+        let handle = rt.handle().clone();
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let handle = handle.clone();
+                std::thread::spawn(move || {
+                    install(config, &handle).unwrap_or_else(|existing| existing)
+                })
+            })
+            .collect();
+        let timers: Vec<Timer> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        for timer in &timers[1..] {
+            assert!(Arc::ptr_eq(timer.inner(), timers[0].inner()));
+        }
+        assert!(!timers[0].is_shutdown());
+    }
+}

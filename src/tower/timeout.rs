@@ -1,0 +1,234 @@
+//! [`TimeoutLayer`] and [`Timeout`]: tower's timeout middleware, with each
+//! request's deadline a sleep on the wheel.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use ::tower::{BoxError, Layer, Service};
+use pin_project_lite::pin_project;
+
+use crate::ambient;
+use crate::error::Error;
+use crate::timeout::Timeout as TimeoutFuture;
+use crate::timer::{Refuse, Timer, Until};
+
+/// Applies a [`Timeout`] to every request of the services it wraps, like
+/// `tower::timeout::TimeoutLayer`, with the deadlines on the wheel.
+/// (Feature `tower`.)
+///
+/// [`new`](TimeoutLayer::new) uses the default timer of the runtime each
+/// request is made in ([`Timer::current`]);
+/// [`with_timer`](TimeoutLayer::with_timer) uses the timer given.
+///
+/// See the [module docs](crate::tower#what-a-timed-out-request-yields) for
+/// the errors a request can fail with.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tickwheel::tower::TimeoutLayer;
+/// use tower::{service_fn, BoxError, Service, ServiceBuilder, ServiceExt};
+///
+/// let timer = tickwheel::Timer::builder().tick(Duration::from_millis(1)).build().unwrap();
+/// let mut svc = ServiceBuilder::new()
+///     .layer(TimeoutLayer::with_timer(Duration::from_millis(5), timer.clone()))
+///     .service(service_fn(|n: u32| async move { Ok::<_, BoxError>(n + 1) }));
+/// assert_eq!(svc.ready().await.unwrap().call(1).await.unwrap(), 2);
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct TimeoutLayer {
+    timeout: Duration,
+    timer: Option<Timer>,
+}
+
+impl TimeoutLayer {
+    /// A layer whose requests time out after `timeout`, on the default timer
+    /// of the runtime the request is made in.
+    ///
+    /// The layer itself needs no runtime; calling the service does, as
+    /// tower's does (it panics outside one, as `tokio::time::sleep`).
+    pub const fn new(timeout: Duration) -> Self {
+        TimeoutLayer {
+            timeout,
+            timer: None,
+        }
+    }
+
+    /// A layer whose requests time out after `timeout`, on `timer`.
+    pub fn with_timer(timeout: Duration, timer: Timer) -> Self {
+        TimeoutLayer {
+            timeout,
+            timer: Some(timer),
+        }
+    }
+}
+
+impl<S> Layer<S> for TimeoutLayer {
+    type Service = Timeout<S>;
+
+    fn layer(&self, service: S) -> Timeout<S> {
+        Timeout {
+            inner: service,
+            timeout: self.timeout,
+            timer: self.timer.clone(),
+        }
+    }
+}
+
+/// A service whose requests fail if they take longer than a timeout, like
+/// `tower::timeout::Timeout`; each request's deadline is a [`Sleep`] on the
+/// wheel, made when the request is called. (Feature `tower`.)
+///
+/// Its error is a [`BoxError`]: a request whose deadline passed fails with a
+/// boxed [`Elapsed`](crate::Elapsed) (match it with
+/// `err.downcast_ref::<tickwheel::Elapsed>()`; tower's own `Elapsed` is a
+/// different type), one refused a timer at the `max_pending` limit or after
+/// shutdown with a boxed [`Error`](crate::Error), and the inner service's
+/// errors pass through, boxed.
+///
+/// [`Sleep`]: crate::Sleep
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tickwheel::tower::Timeout;
+/// use tower::{service_fn, BoxError, Service, ServiceExt};
+///
+/// let slow = service_fn(|()| async {
+///     tickwheel::time::sleep(Duration::from_secs(10)).await;
+///     Ok::<_, BoxError>("done")
+/// });
+/// let mut svc = Timeout::new(slow, Duration::from_secs(1));
+/// let err = svc.ready().await.unwrap().call(()).await.unwrap_err();
+/// let elapsed = err.downcast_ref::<tickwheel::Elapsed>().expect("timed out");
+/// assert!(!elapsed.is_shutdown());
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Timeout<S> {
+    inner: S,
+    timeout: Duration,
+    timer: Option<Timer>,
+}
+
+impl<S> Timeout<S> {
+    /// Wraps `inner` with a `timeout` per request, on the default timer of
+    /// the runtime each request is made in.
+    pub const fn new(inner: S, timeout: Duration) -> Self {
+        Timeout {
+            inner,
+            timeout,
+            timer: None,
+        }
+    }
+
+    /// Wraps `inner` with a `timeout` per request, on `timer`.
+    pub fn with_timer(inner: S, timeout: Duration, timer: Timer) -> Self {
+        Timeout {
+            inner,
+            timeout,
+            timer: Some(timer),
+        }
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Consumes the middleware, returning the inner service.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S, Request> Service<Request> for Timeout<S>
+where
+    S: Service<Request>,
+    S::Error: Into<BoxError>,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    /// Calls the inner service and starts the request's deadline.
+    ///
+    /// # Panics
+    ///
+    /// Without a timer of its own, outside a tokio runtime (as tower's
+    /// `Timeout` does).
+    #[track_caller]
+    fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
+        let response = self.inner.call(request);
+        let until = Until::After(self.timeout);
+        let delay = match &self.timer {
+            Some(timer) => timer.make_sleep(until, Refuse::Error),
+            None => ambient::sleep(until, Refuse::Error),
+        };
+        let state = match delay {
+            Ok(delay) => State::Running {
+                timeout: TimeoutFuture::new(response, delay),
+            },
+            // The inner future is dropped unpolled: the request is shed.
+            Err(error) => State::Refused { error },
+        };
+        ResponseFuture { state }
+    }
+}
+
+pin_project! {
+    /// The response future of [`Timeout`]: the inner service's response, or
+    /// an error once the deadline passes. (Feature `tower`.)
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    #[derive(Debug)]
+    pub struct ResponseFuture<F> {
+        #[pin]
+        state: State<F>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    #[derive(Debug)]
+    enum State<F> {
+        Running { #[pin] timeout: TimeoutFuture<F> },
+        Refused { error: Error },
+    }
+}
+
+impl<F, T, E> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<T, E>>,
+    E: Into<BoxError>,
+{
+    type Output = Result<T, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Running { timeout } => Poll::Ready(match ready!(timeout.poll(cx)) {
+                Ok(Ok(response)) => Ok(response),
+                Ok(Err(err)) => Err(err.into()),
+                Err(elapsed) => Err(Box::new(elapsed)),
+            }),
+            StateProj::Refused { error } => Poll::Ready(Err(Box::new(*error))),
+        }
+    }
+}
