@@ -292,6 +292,7 @@ mod loom_tests;
 pub use crate::builder::Builder;
 pub use crate::error::{BuildError, Elapsed, Error, TryCurrentError};
 pub use crate::interval::{Interval, MissedTickBehavior};
+pub use crate::lateness::{LatenessBucket, LatenessHistogram};
 pub use crate::retry::Retry;
 pub use crate::schedule::{PeriodicTask, RunError, RunOutcome, ScheduleEvery, ScheduledTask};
 pub use crate::sleep::Sleep;

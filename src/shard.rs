@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
-use crate::lateness::Histogram;
+use crate::lateness::LatenessHistogram;
 use crate::shared::Shared;
 use crate::sync::{Mutex, MutexGuard};
 use crate::unwind;
@@ -221,7 +221,7 @@ pub(crate) struct Tally {
     pub(crate) cancelled: u64,
     pub(crate) migrated: u64,
     pub(crate) entry_bytes: usize,
-    pub(crate) lateness: Histogram,
+    pub(crate) lateness: LatenessHistogram,
 }
 
 /// Wakers taken out of the wheel and not yet woken. Wakes them if dropped

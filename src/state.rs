@@ -107,6 +107,20 @@ impl Inner {
             .all(|shard| Arc::strong_count(shard) == 1)
     }
 
+    /// Sleeps and timeouts that exist now (created, not dropped): the
+    /// capacity counter of a bounded timer (exactly what `max_pending`
+    /// refuses at), or else the references to the shards beyond this
+    /// struct's own, one per sleep (as in `no_sleeps_alive`), so an
+    /// unbounded timer pays nothing on the hot path for this figure.
+    pub(crate) fn live(&self) -> usize {
+        self.shared.live().unwrap_or_else(|| {
+            self.shards
+                .iter()
+                .map(|shard| Arc::strong_count(shard) - 1)
+                .sum()
+        })
+    }
+
     pub(crate) fn shard(&self) -> &Arc<Shard> {
         &self.shards[shard::index_for_current_thread(self.shards.len())]
     }

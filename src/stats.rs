@@ -1,4 +1,5 @@
-//! What a timer reports about itself: [`Stats`] and its [`Lateness`] summary.
+//! What a timer reports about itself: [`Stats`], its [`Lateness`] summary,
+//! and the difference of two snapshots ([`Stats::delta`]).
 //!
 //! Counters live per shard (under the shard's own lock, which the event that
 //! bumps them already holds) and are only summed when [`Timer::stats`] is
@@ -7,16 +8,35 @@
 //! [`Timer::stats`]: crate::Timer::stats
 
 use std::fmt;
+use std::ops::Sub;
 use std::time::Duration;
 
-use crate::lateness::Histogram;
+use crate::lateness::LatenessHistogram;
 
 /// A snapshot of a timer's activity, from [`Timer::stats`](crate::Timer::stats).
 ///
-/// Counts are totals since the timer was built. The shards are read one after
-/// another, so under concurrent use the fields are each exact but not taken at
-/// one single instant. Once activity stops, they satisfy
-/// `registered == fired + cancelled + pending`.
+/// Counters are totals since the timer was built; gauges (`live`,
+/// `pending`, `entry_bytes`, `max_pending`) are values at the snapshot. The
+/// shards are read one after another, so under concurrent use the fields are
+/// each exact but not taken at one single instant. Once activity stops, they
+/// satisfy `registered == fired + cancelled + pending`.
+///
+/// For rates, take snapshots at intervals and subtract them:
+/// [`delta`](Stats::delta) (or `later - earlier`) gives the counters of the
+/// interval.
+///
+/// # Live and pending
+///
+/// A sleep (or a timeout, an interval, a retry's wait, a stream adapter:
+/// each holds one) is **live** from its creation until it is dropped; it is
+/// **pending** only while it is registered in the wheel, from its first poll
+/// until it fires or is dropped. A sleep created and not yet polled, or one
+/// that completed and is still held (to be [`reset`](crate::Sleep::reset),
+/// say), is live but not pending; so `pending <= live`.
+/// [`max_pending`](crate::Builder::max_pending) bounds `live`: that is what
+/// a new sleep is refused for, so the headroom left is
+/// `max_pending - live` ([`headroom`](Stats::headroom)). `pending` is the
+/// wheel's load: what the driver holds and will fire.
 ///
 /// # Examples
 ///
@@ -25,51 +45,171 @@ use crate::lateness::Histogram;
 /// # async fn main() {
 /// use std::time::Duration;
 ///
-/// let timer = tickwheel::Timer::new();
+/// let timer = tickwheel::Timer::builder().max_pending(100).build().unwrap();
+/// let held = timer.sleep(Duration::from_secs(60)); // live, not pending
 /// timer.sleep(Duration::from_millis(50)).await;
 /// let stats = timer.stats();
 /// assert_eq!(stats.fired, 1);
-/// assert_eq!(stats.pending, 0);
+/// assert_eq!((stats.live, stats.pending), (1, 0));
+/// assert_eq!(stats.headroom(), Some(99));
 /// assert!(stats.lateness.max <= Duration::from_millis(10)); // one 10 ms tick
+/// # drop(held);
 /// # }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Timers registered in the wheel now (same as [`Timer::pending`](crate::Timer::pending)).
+    /// Gauge: sleeps and timeouts that exist now (created and not dropped),
+    /// registered or not: what [`max_pending`](crate::Builder::max_pending)
+    /// bounds. See [Live and pending](Stats#live-and-pending).
+    pub live: usize,
+    /// Gauge: the timer's [`max_pending`](crate::Builder::max_pending)
+    /// limit, if it has one.
+    pub max_pending: Option<usize>,
+    /// Gauge: timers registered in the wheel now (same as
+    /// [`Timer::pending`](crate::Timer::pending)). See [Live and
+    /// pending](Stats#live-and-pending).
     pub pending: usize,
-    /// Timers ever registered in the wheel (a sleep registers on its first
-    /// poll, and only if its deadline has not already passed).
+    /// Counter: timers ever registered in the wheel (a sleep registers on
+    /// its first poll, and only if its deadline has not already passed).
     pub registered: u64,
-    /// Timers whose deadline the driver reached and whose task it woke.
+    /// Counter: timers whose deadline the driver reached and whose task it
+    /// woke.
     pub fired: u64,
-    /// Timers removed before firing: dropped or reset to a passed deadline
-    /// while registered, or woken early by [`Timer::shutdown`](crate::Timer::shutdown).
+    /// Counter: timers removed before firing: dropped or reset to a passed
+    /// deadline while registered, or woken early by
+    /// [`Timer::shutdown`](crate::Timer::shutdown).
     pub cancelled: u64,
-    /// Far-future timers moved from the overflow level into the wheel when
-    /// their revolution came (each registration or reset moves at most once).
+    /// Counter: far-future timers moved from the overflow level into the
+    /// wheel when their revolution came (each registration or reset moves at
+    /// most once).
     pub migrated: u64,
-    /// Ticks the wheel's clock has advanced since the timer was built.
+    /// Counter: ticks the wheel's clock has advanced since the timer was
+    /// built.
     pub ticks: u64,
-    /// Times the driver task woke up. Stays flat while nothing is pending, and
-    /// grows with non-empty buckets, not with elapsed ticks.
+    /// Counter: times the driver task woke up. Stays flat while nothing is
+    /// pending, and grows with non-empty buckets, not with elapsed ticks.
     pub wakeups: u64,
-    /// Wakers that panicked when the driver woke them. The driver catches the
-    /// panic and goes on waking the rest of the bucket.
+    /// Counter: wakers that panicked when the driver woke them. The driver
+    /// catches the panic and goes on waking the rest of the bucket.
     pub wake_panics: u64,
-    /// Bytes of entry storage the wheels hold. Pages are reused while timers
-    /// come and go, and a shard that empties releases all but its first page.
+    /// Gauge: bytes of entry storage the wheels hold. Pages are reused while
+    /// timers come and go, and a shard that empties releases all but its
+    /// first page.
     pub entry_bytes: usize,
-    /// How late fired timers were relative to their exact deadlines.
+    /// Counter (summarised): how late fired timers were relative to their
+    /// exact deadlines.
     pub lateness: Lateness,
+    /// Counter: the buckets [`lateness`](Stats::lateness) summarises, for
+    /// exporting as a histogram.
+    pub lateness_histogram: LatenessHistogram,
+}
+
+impl Stats {
+    /// How many more sleeps the timer accepts before
+    /// [`max_pending`](crate::Builder::max_pending) refuses one
+    /// (`max_pending - live`), or `None` for a timer without a limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::builder().max_pending(2).build().unwrap();
+    /// let _held = timer.sleep(Duration::from_secs(1));
+    /// assert_eq!(timer.stats().headroom(), Some(1));
+    /// assert_eq!(tickwheel::Timer::new().stats().headroom(), None);
+    /// # }
+    /// ```
+    pub fn headroom(&self) -> Option<usize> {
+        self.max_pending.map(|max| max.saturating_sub(self.live))
+    }
+
+    /// What happened between `earlier` and this snapshot (both from the
+    /// same timer, `earlier` taken first): per-interval figures, to divide
+    /// by the time between the two for rates. `later - earlier` is the same.
+    ///
+    /// - **Counters** are subtracted, saturating at zero (two snapshots
+    ///   taken in the wrong order, or of different timers, give zeros, not
+    ///   a panic or a wrap): `registered`, `fired`, `cancelled`, `migrated`,
+    ///   `ticks`, `wakeups`, `wake_panics`, and the lateness histogram,
+    ///   bucket by bucket.
+    /// - **Gauges** are this (the later) snapshot's: `live`, `pending`,
+    ///   `entry_bytes`, `max_pending`.
+    /// - **`lateness`** is the summary of the interval's histogram: its
+    ///   count, mean, p50 and p99 are the interval's; its `max` is an upper
+    ///   bound (the interval's highest bucket, capped at the largest
+    ///   lateness ever seen), since the exact maximum of an interval is not
+    ///   recorded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let (before, t0) = (timer.stats(), Instant::now());
+    /// for _ in 0..5 {
+    ///     timer.sleep(Duration::from_millis(100)).await;
+    /// }
+    /// let interval = timer.stats().delta(&before);
+    /// let per_second = interval.fired as f64 / t0.elapsed().as_secs_f64();
+    /// assert_eq!(interval.fired, 5);
+    /// assert_eq!(per_second, 10.0);
+    /// assert_eq!(interval.lateness.count, 5);
+    /// # }
+    /// ```
+    pub fn delta(&self, earlier: &Stats) -> Stats {
+        let lateness_histogram = self.lateness_histogram.since(&earlier.lateness_histogram);
+        Stats {
+            live: self.live,
+            max_pending: self.max_pending,
+            pending: self.pending,
+            registered: self.registered.saturating_sub(earlier.registered),
+            fired: self.fired.saturating_sub(earlier.fired),
+            cancelled: self.cancelled.saturating_sub(earlier.cancelled),
+            migrated: self.migrated.saturating_sub(earlier.migrated),
+            ticks: self.ticks.saturating_sub(earlier.ticks),
+            wakeups: self.wakeups.saturating_sub(earlier.wakeups),
+            wake_panics: self.wake_panics.saturating_sub(earlier.wake_panics),
+            entry_bytes: self.entry_bytes,
+            lateness: Lateness::of(&lateness_histogram),
+            lateness_histogram,
+        }
+    }
+}
+
+/// `later - earlier` is [`later.delta(&earlier)`](Stats::delta).
+impl Sub for Stats {
+    type Output = Stats;
+
+    fn sub(self, earlier: Stats) -> Stats {
+        self.delta(&earlier)
+    }
+}
+
+/// `&later - &earlier` is [`later.delta(&earlier)`](Stats::delta).
+impl Sub<&Stats> for &Stats {
+    type Output = Stats;
+
+    fn sub(self, earlier: &Stats) -> Stats {
+        self.delta(earlier)
+    }
 }
 
 /// Distribution of `fire time - deadline` over fired timers.
 ///
 /// Never negative: a timer never fires before its deadline. Percentiles come
 /// from a log-linear histogram with 8 sub-buckets per power of two of
-/// microseconds, and are reported as the bucket's upper bound (so they err
-/// late, by at most 12.5%); `max` and `mean` are exact to the microsecond.
+/// microseconds ([`Stats::lateness_histogram`], where the buckets themselves
+/// are), and are reported as the bucket's upper bound (so they err late, by
+/// at most 12.5%); `max` and `mean` are exact to the microsecond (except the
+/// `max` of a [`Stats::delta`], an upper bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Lateness {
@@ -97,7 +237,7 @@ impl fmt::Display for Lateness {
 
 impl Lateness {
     /// The summary of `histogram`.
-    pub(crate) fn of(histogram: &Histogram) -> Lateness {
+    pub(crate) fn of(histogram: &LatenessHistogram) -> Lateness {
         if histogram.count() == 0 {
             return Lateness::default();
         }
@@ -117,7 +257,7 @@ mod tests {
 
     #[test]
     fn summary_reports_quantiles_within_an_eighth() {
-        let mut h = Histogram::default();
+        let mut h = LatenessHistogram::default();
         for ms in 1..=100u64 {
             h.record_ns(ms * 1_000_000);
         }
@@ -133,14 +273,17 @@ mod tests {
 
     #[test]
     fn merge_adds_up() {
-        let mut a = Histogram::default();
-        let mut b = Histogram::default();
+        let mut a = LatenessHistogram::default();
+        let mut b = LatenessHistogram::default();
         a.record_ns(1_000);
         b.record_ns(3_000_000);
         a.merge(&b);
         let s = Lateness::of(&a);
         assert_eq!(s.count, 2);
         assert_eq!(s.max, Duration::from_millis(3));
-        assert_eq!(Lateness::of(&Histogram::default()), Lateness::default());
+        assert_eq!(
+            Lateness::of(&LatenessHistogram::default()),
+            Lateness::default()
+        );
     }
 }

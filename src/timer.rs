@@ -313,6 +313,8 @@ impl Timer {
             shard.tally_into(&mut tally);
         }
         Stats {
+            live: self.inner.live(),
+            max_pending: self.max_pending(),
             pending: tally.pending,
             registered: tally.registered,
             fired: tally.fired,
@@ -323,6 +325,7 @@ impl Timer {
             wake_panics: self.inner.wake_panics.load(Ordering::Relaxed),
             entry_bytes: tally.entry_bytes,
             lateness: Lateness::of(&tally.lateness),
+            lateness_histogram: tally.lateness,
         }
     }
 
@@ -489,7 +492,7 @@ impl fmt::Debug for Timer {
             .field("slots", &self.slots())
             .field("shards", &self.inner.shards.len())
             .field("max_pending", &self.max_pending())
-            .field("live", &self.inner.shared.live())
+            .field("live", &self.inner.live())
             .field("shutdown", &self.is_shutdown())
             .finish()
     }

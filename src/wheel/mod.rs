@@ -57,7 +57,7 @@ use self::ring::Ring;
 pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, MAX_LAG, NIL};
-use crate::lateness::Histogram;
+use crate::lateness::LatenessHistogram;
 
 /// Deadlines at or past this many nanoseconds since the origin have
 /// saturated (`Duration::MAX`, or instants about 292 years away): they never
@@ -147,7 +147,7 @@ pub(crate) struct Wheel {
     tick_ns: u64,
     shutdown: bool,
     counters: Counters,
-    lateness: Histogram,
+    lateness: LatenessHistogram,
 }
 
 impl Wheel {
@@ -170,7 +170,7 @@ impl Wheel {
             tick_ns,
             shutdown: false,
             counters: Counters::default(),
-            lateness: Histogram::default(),
+            lateness: LatenessHistogram::default(),
         }
     }
 
@@ -182,7 +182,7 @@ impl Wheel {
         self.counters
     }
 
-    pub(crate) fn lateness(&self) -> &Histogram {
+    pub(crate) fn lateness(&self) -> &LatenessHistogram {
         &self.lateness
     }
 
