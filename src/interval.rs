@@ -16,6 +16,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::Instant;
 
+use crate::error::Error;
 use crate::sleep::Sleep;
 use crate::timer::Timer;
 
@@ -183,6 +184,15 @@ impl MissedTickBehavior {
     }
 }
 
+/// Whether a tick already due takes a unit of tokio's cooperative budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Budget {
+    /// It does, as a `Sleep` that completes without waiting does.
+    Take,
+    /// It completes whatever the budget (the caller's other work spent it).
+    Skip,
+}
+
 fn add_or_far(t: Instant, d: Duration) -> Instant {
     t.checked_add(d)
         .or_else(|| t.checked_add(FAR_FUTURE))
@@ -308,13 +318,34 @@ impl Interval {
     /// # }
     /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
-        if Pin::new(&mut self.delay).poll(cx).is_pending() {
+        match std::task::ready!(self.poll_tick_unless_shutdown(cx, Budget::Take)) {
+            Some(scheduled) => Poll::Ready(scheduled),
+            // The wait was cut short, or would be: no tick is due, and
+            // completing anyway would let `loop { tick().await }` spin.
+            None => crate::error::shutdown_panic(),
+        }
+    }
+
+    /// [`poll_tick`](Interval::poll_tick) that returns `Ready(None)` instead
+    /// of panicking once the timer has shut down (and from then on).
+    ///
+    /// With [`Budget::Skip`], a tick already due completes whatever tokio's
+    /// budget, for a caller racing the interval against a stream that spent
+    /// the budget (the rule `Timeout` follows).
+    pub(crate) fn poll_tick_unless_shutdown(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: Budget,
+    ) -> Poll<Option<Instant>> {
+        let delay = match budget {
+            Budget::Take => Pin::new(&mut self.delay).poll(cx),
+            Budget::Skip => self.delay.poll_unbudgeted(cx),
+        };
+        if delay.is_pending() {
             return Poll::Pending;
         }
         if self.delay.timer_is_shut_down() {
-            // The wait was cut short, or would be: no tick is due, and
-            // completing anyway would let `loop { tick().await }` spin.
-            crate::error::shutdown_panic();
+            return Poll::Ready(None);
         }
         let scheduled = self.delay.deadline();
         let now = self.delay.clock_now();
@@ -326,9 +357,17 @@ impl Interval {
             add_or_far(scheduled, self.period)
         };
         // The sleep is complete, so this only records the deadline; it
-        // registers again on the next poll.
-        Pin::new(&mut self.delay).reset(next);
-        Poll::Ready(scheduled)
+        // registers again on the next poll. If the timer shut down since the
+        // check above, the sleep stays complete and the next poll sees it.
+        let _ = Pin::new(&mut self.delay).try_reset(next);
+        Poll::Ready(Some(scheduled))
+    }
+
+    /// [`reset`](Interval::reset) that returns an error instead of
+    /// panicking once the timer has shut down.
+    pub(crate) fn try_reset(&mut self) -> Result<(), Error> {
+        let next = add_or_far(self.delay.clock_now(), self.period);
+        Pin::new(&mut self.delay).try_reset(next)
     }
 
     /// Restarts the schedule one period from now: the next tick is at
@@ -502,7 +541,7 @@ impl Stream for Interval {
         if this.delay.timer_is_shut_down() {
             return Poll::Ready(None);
         }
-        this.poll_tick(cx).map(Some)
+        this.poll_tick_unless_shutdown(cx, Budget::Take)
     }
 }
 

@@ -271,6 +271,7 @@ mod shared;
 mod sleep;
 mod state;
 mod stats;
+pub mod stream;
 mod sync;
 pub mod time;
 mod timeout;

@@ -102,3 +102,57 @@ fn a_sleep_racing_a_busy_arm_completes() {
         }
     });
 }
+
+/// A stream whose every poll spends the task's budget without yielding an
+/// item (a filter over a fast source that drops everything, say).
+fn busy_stream() -> impl futures::Stream<Item = ()> {
+    futures::stream::once(busy())
+}
+
+/// A per-item time limit on such a stream still fires, as a `Timeout`
+/// around a busy future does.
+#[test]
+fn a_stream_timeout_around_a_busy_stream_fires() {
+    within_watchdog(|timer| async move {
+        use futures::StreamExt;
+        use tickwheel::stream::StreamTimerExt;
+
+        let start = tokio::time::Instant::now();
+        let limited = busy_stream().timeout_on(&timer, Duration::from_millis(50));
+        tokio::pin!(limited);
+        let err = limited.next().await.unwrap().unwrap_err();
+        assert!(!err.is_shutdown());
+        assert!(start.elapsed() >= Duration::from_millis(50), "fired early");
+    });
+}
+
+/// A repeating limit on such a stream ticks, including the interval's
+/// first tick, which is due at once (it completes without waiting, so it
+/// would need budget the busy stream always spent).
+#[test]
+fn a_repeating_stream_timeout_around_a_busy_stream_ticks() {
+    within_watchdog(|timer| async move {
+        use futures::StreamExt;
+        use tickwheel::stream::StreamTimerExt;
+
+        let limited = busy_stream().timeout_repeating_on(timer.interval(Duration::from_millis(10)));
+        let errors: Vec<_> = limited.take(3).collect().await;
+        assert!(errors.iter().all(|e| e.is_err()), "{errors:?}");
+    });
+}
+
+/// With a zero limit the deadline is behind it from the start (it completes
+/// without waiting, which takes budget): it still fires at once around a
+/// stream that spent the budget, as the time limit is then checked outside
+/// the budget.
+#[test]
+fn a_zero_stream_timeout_around_a_busy_stream_fires_at_once() {
+    within_watchdog(|timer| async move {
+        use futures::StreamExt;
+        use tickwheel::stream::StreamTimerExt;
+
+        let limited = busy_stream().timeout_on(&timer, Duration::ZERO);
+        tokio::pin!(limited);
+        assert!(limited.next().await.unwrap().is_err());
+    });
+}
