@@ -80,6 +80,13 @@
 //!   spawned after a delay unless its [`ScheduledTask`] is cancelled first.
 //! - **Periodic tasks:** [`Timer::schedule_every`] runs heartbeats and
 //!   watchdogs without overlap, reporting failed or panicking runs.
+//! - **Streams:** [`stream::StreamTimerExt`] gives any `Stream`
+//!   tokio-stream's `timeout`, `timeout_repeating` and `throttle`, on the
+//!   wheel.
+//! - **Metrics:** [`Timer::stats`] reports live and pending timers, the
+//!   headroom under `max_pending`, counters that two snapshots subtract into
+//!   rates ([`Stats::delta`]), and the lateness histogram's buckets
+//!   ([`LatenessHistogram`]) for Prometheus.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -289,7 +296,9 @@ mod loom_tests;
 // The rule for the public surface: every type a `Timer` method returns, and
 // every error, is at the crate root (as `tokio::time` has `Sleep`, `Timeout`
 // and `Interval`); the settings that configure one of them live in its
-// module (`retry::Backoff`, `retry::Jitter`).
+// module (`retry::Backoff`, `retry::Jitter`). The stream adapters are
+// returned by an extension trait on streams, not by a `Timer` method: they
+// live with it in `stream`, as tokio-stream keeps its adapters apart.
 pub use crate::builder::Builder;
 pub use crate::error::{BuildError, Elapsed, Error, TryCurrentError};
 pub use crate::interval::{Interval, MissedTickBehavior};
