@@ -9,7 +9,7 @@
 //! - `timeout.rs`, `timeout_repeating.rs`, `throttle.rs`: one adapter each.
 //!
 //! Each adapter holds one [`Sleep`](crate::Sleep) (or one
-//! [`Interval`](crate::Interval)) for its whole life and moves its deadline
+//! [`Interval`]) for its whole life and moves its deadline
 //! in place after each item, so a stream costs one wheel entry while it
 //! waits, and nothing per item beyond moving that entry.
 

@@ -91,6 +91,24 @@ impl<S> Timeout<S> {
 
     /// Consumes the adapter, returning the inner stream (the time limit's
     /// wheel entry is dropped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut limited = futures::stream::iter(1..=3).timeout_on(&timer, Duration::from_secs(1));
+    /// assert_eq!(limited.next().await, Some(Ok(1)));
+    /// assert_eq!(timer.stats().live, 1);
+    /// let rest: Vec<_> = limited.into_inner().collect().await;
+    /// assert_eq!((rest, timer.stats().live), (vec![2, 3], 0));
+    /// # }
+    /// ```
     pub fn into_inner(self) -> S {
         self.stream
     }

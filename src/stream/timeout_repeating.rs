@@ -90,6 +90,21 @@ impl<S> TimeoutRepeating<S> {
     }
 
     /// Consumes the adapter, returning the inner stream and the interval.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let watched = futures::stream::iter([1]).timeout_repeating_on(timer.interval(Duration::from_secs(5)));
+    /// let (_stream, interval) = watched.into_inner();
+    /// assert_eq!(interval.period(), Duration::from_secs(5));
+    /// # }
+    /// ```
     pub fn into_inner(self) -> (S, Interval) {
         (self.stream, self.interval)
     }
