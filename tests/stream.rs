@@ -539,3 +539,48 @@ async fn a_loop_over_passed_limits_yields_to_other_tasks() {
     }
     assert!(errors > 0);
 }
+
+/// The tokio-stream names, on the runtime's default timer: `timeout`,
+/// `timeout_repeating` and `throttle` behave as their `_on` forms on
+/// `Timer::current()`, and wait on that timer.
+#[tokio::test(start_paused = true)]
+async fn the_tokio_stream_names_use_the_default_timer() {
+    let (tx, rx) = mpsc::unbounded::<u32>();
+    let mut limited = task::spawn(StreamTimerExt::timeout(rx, 100 * MS));
+    assert_pending!(limited.poll_next());
+    assert_eq!(
+        Timer::current().pending(),
+        1,
+        "the limit waits on the default timer"
+    );
+    advance(99 * MS).await;
+    assert!(!limited.is_woken());
+    advance(MS).await;
+    assert!(limited.is_woken());
+    assert!(matches!(limited.poll_next(), Poll::Ready(Some(Err(_)))));
+    tx.unbounded_send(7).unwrap();
+    assert_ready_eq!(limited.poll_next(), Some(Ok(7)));
+
+    let period = 50 * MS;
+    let interval = tickwheel::time::interval_at(Instant::now() + period, period);
+    let mut repeating = task::spawn(futures::stream::pending::<()>().timeout_repeating(interval));
+    assert_pending!(repeating.poll_next());
+    advance(period).await;
+    assert!(repeating.is_woken());
+    assert!(matches!(repeating.poll_next(), Poll::Ready(Some(Err(_)))));
+
+    let start = Instant::now();
+    let mut spaced = task::spawn(futures::stream::iter(0..3).throttle(20 * MS));
+    assert_ready_eq!(spaced.poll_next(), Some(0));
+    assert_pending!(spaced.poll_next());
+    advance(20 * MS).await;
+    assert!(spaced.is_woken());
+    assert_ready_eq!(spaced.poll_next(), Some(1));
+    assert_eq!(start.elapsed(), 20 * MS);
+}
+
+#[test]
+#[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
+fn the_default_timer_forms_panic_outside_a_runtime() {
+    let _ = StreamTimerExt::timeout(futures::stream::pending::<()>(), MS);
+}

@@ -251,6 +251,105 @@ pub trait StreamTimerExt: Stream {
     {
         Throttle::new(self, timer.sleep(Duration::ZERO), duration)
     }
+
+    /// [`timeout_on`](StreamTimerExt::timeout_on) on the current runtime's
+    /// default timer ([`Timer::current`]): tokio-stream's `timeout(duration)`
+    /// with the same name and arguments.
+    ///
+    /// If tokio-stream's `StreamExt` is in scope too, the two `timeout`
+    /// methods are ambiguous: call this one as
+    /// `StreamTimerExt::timeout(stream, duration)`, or use `timeout_on`.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio_stream::StreamExt::timeout` does;
+    /// and as [`timeout_on`](StreamTimerExt::timeout_on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let mut silent = futures::stream::pending::<()>().timeout(Duration::from_secs(1));
+    /// let start = tokio::time::Instant::now();
+    /// assert!(silent.next().await.unwrap().is_err());
+    /// assert_eq!(start.elapsed(), Duration::from_secs(1));
+    /// # }
+    /// ```
+    #[track_caller]
+    fn timeout(self, duration: Duration) -> Timeout<Self>
+    where
+        Self: Sized,
+    {
+        self.timeout_on(&Timer::current(), duration)
+    }
+
+    /// [`timeout_repeating_on`](StreamTimerExt::timeout_repeating_on) under
+    /// tokio-stream's name: the interval (from [`crate::time::interval`] on
+    /// the default timer, or from any timer) names the timer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::stream::StreamTimerExt;
+    /// use tickwheel::time::{self, Instant};
+    ///
+    /// let period = Duration::from_secs(1);
+    /// let mut silent = futures::stream::pending::<()>()
+    ///     .timeout_repeating(time::interval_at(Instant::now() + period, period));
+    /// assert!(silent.next().await.unwrap().is_err()); // at 1 s
+    /// assert!(silent.next().await.unwrap().is_err()); // at 2 s
+    /// # }
+    /// ```
+    fn timeout_repeating(self, interval: Interval) -> TimeoutRepeating<Self>
+    where
+        Self: Sized,
+    {
+        self.timeout_repeating_on(interval)
+    }
+
+    /// [`throttle_on`](StreamTimerExt::throttle_on) on the current runtime's
+    /// default timer ([`Timer::current`]): tokio-stream's
+    /// `throttle(duration)` with the same name and arguments (see
+    /// [`timeout`](StreamTimerExt::timeout) if both traits are in scope).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime; and as
+    /// [`throttle_on`](StreamTimerExt::throttle_on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let start = tokio::time::Instant::now();
+    /// let mut pings = futures::stream::repeat("ping").throttle(Duration::from_millis(10));
+    /// for _ in 0..3 {
+    ///     pings.next().await;
+    /// }
+    /// assert_eq!(start.elapsed(), Duration::from_millis(20));
+    /// # }
+    /// ```
+    #[track_caller]
+    fn throttle(self, duration: Duration) -> Throttle<Self>
+    where
+        Self: Sized,
+    {
+        self.throttle_on(&Timer::current(), duration)
+    }
 }
 
 impl<S: Stream + ?Sized> StreamTimerExt for S {}
