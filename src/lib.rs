@@ -222,6 +222,7 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
 
 mod builder;
 mod clock;
+pub mod delay_queue;
 mod doorbell;
 mod driver;
 mod error;
@@ -250,6 +251,7 @@ mod loom_tests;
 // and `Interval`); the settings that configure one of them live in its
 // module (`retry::Backoff`, `retry::Jitter`).
 pub use crate::builder::Builder;
+pub use crate::delay_queue::DelayQueue;
 pub use crate::error::{BuildError, Elapsed, Error};
 pub use crate::interval::{Interval, MissedTickBehavior};
 pub use crate::retry::Retry;

@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::shard::Shard;
+use crate::shared::Shared;
 use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 
 /// `key` values above every real slab key name the other states.
@@ -282,8 +283,11 @@ impl Sleep {
     }
 
     /// [`try_reset`](Sleep::try_reset) to a deadline given as an offset from
-    /// the timer's origin, `now` being the clock's offset read for it.
-    fn try_reset_offset(self: Pin<&mut Self>, new: i64, now: i64) -> Result<(), Error> {
+    /// the timer's origin, `now` being the clock's offset read for it: a
+    /// deadline at or before `now` completes the sleep and wakes the task
+    /// that last polled it. (A caller that knows the deadline is ahead may
+    /// pass `i64::MIN`: if it has passed after all, the wheel finds out.)
+    pub(crate) fn try_reset_offset(self: Pin<&mut Self>, new: i64, now: i64) -> Result<(), Error> {
         let this = self.get_mut();
         if this.shard.shared.is_shutdown() {
             return Err(Error::shutdown());
@@ -321,6 +325,12 @@ impl Sleep {
     pub(crate) fn ended_by_shutdown(&self) -> bool {
         let shared = &self.shard.shared;
         shared.is_shutdown() && self.deadline > shared.now_offset()
+    }
+
+    /// The state this sleep's timer shares with its driver: the clock and the
+    /// shutdown flag.
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shard.shared
     }
 
     /// The current time on this sleep's timer's clock.
