@@ -26,27 +26,46 @@
 //!
 //! Lists are doubly linked by slab index. The head's `prev` names its list
 //! (`HEAD` plus a code), so any item unlinks in O(1) without a lookup of where
-//! it is, and when the head leaves, its successor inherits the name.
+//! it is, and when the head leaves, its successor inherits the name. Each
+//! item also carries a tag saying which kind of list it is in.
+//!
+//! Moving a ring item's deadline later does not move it ([`Buckets::extend`]):
+//! its deadline changes in place, and when its bucket comes round it is
+//! linked again under its real deadline instead of coming out. So an idle
+//! timeout refreshed on every use costs one write, not two unlinks and a
+//! link (tokio's timer does the same for its sleeps). A ring item's deadline
+//! is therefore at or after its bucket's tick, never before; items in the
+//! other lists always sit where their deadline says.
 
 use std::collections::BTreeMap;
 
-use super::slab::{Slab, HEAD, NIL};
+use super::slab::{Deadline, Slab, HEAD, NIL};
 use crate::clock::{tick_ceil, Clock};
 use crate::wheel::bitmap::Bitmap;
 use crate::wheel::ring::Ring;
 use crate::wheel::SATURATED;
 
-/// List codes for `prev` at a head, beside the bucket numbers (at most
-/// `2 * MAX_SLOTS`, far below these).
-const NEVER: u32 = HEAD | (HEAD - 1);
-const DUE: u32 = HEAD | (HEAD - 2);
-const OVERFLOW: u32 = HEAD | (HEAD - 3);
+/// Tags: the kind of list an item is in.
+const TAG_RING: u32 = 0;
+const TAG_OVERFLOW: u32 = 1;
+const TAG_DUE: u32 = 2;
+const TAG_NEVER: u32 = 3;
+
+/// List names for `prev` at a head. With [`OVERFLOW_BIT`] set, the low
+/// bits are the lap of an overflow list, modulo `2^30` ([`Buckets::lap_of`]
+/// recovers it); otherwise a bucket number (at most `2 * MAX_SLOTS`, far
+/// below the two codes here) or one of these.
+const NEVER: u32 = HEAD | (OVERFLOW_BIT - 1);
+const DUE: u32 = HEAD | (OVERFLOW_BIT - 2);
+const OVERFLOW_BIT: u32 = 1 << 30;
+const LAP_MASK: u64 = OVERFLOW_BIT as u64 - 1;
 
 /// A list, as named by its head's `prev`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum List {
     Bucket(usize),
-    Overflow,
+    /// The list of a far lap, by its low 30 bits.
+    Overflow(u32),
     Due,
     Never,
 }
@@ -57,17 +76,26 @@ impl List {
     fn named_by(prev: u32) -> Option<List> {
         match prev {
             p if p < HEAD => None,
+            p if p & OVERFLOW_BIT != 0 => Some(List::Overflow(p & LAP_MASK as u32)),
             NEVER => Some(List::Never),
             DUE => Some(List::Due),
-            OVERFLOW => Some(List::Overflow),
             p => Some(List::Bucket((p & !HEAD) as usize)),
+        }
+    }
+
+    fn tag(self) -> u32 {
+        match self {
+            List::Bucket(_) => TAG_RING,
+            List::Overflow(_) => TAG_OVERFLOW,
+            List::Due => TAG_DUE,
+            List::Never => TAG_NEVER,
         }
     }
 
     fn name(self) -> u32 {
         match self {
             List::Bucket(bucket) => HEAD | bucket as u32,
-            List::Overflow => OVERFLOW,
+            List::Overflow(low) => HEAD | OVERFLOW_BIT | low,
             List::Due => DUE,
             List::Never => NEVER,
         }
@@ -174,7 +202,7 @@ impl Buckets {
         } else {
             let lap = self.geometry.lap(tick);
             let head = self.overflow.entry(lap).or_insert(NIL);
-            *head = push_front(slab, *head, index, List::Overflow);
+            *head = push_front(slab, *head, index, List::Overflow((lap & LAP_MASK) as u32));
         }
         Placed::At(tick)
     }
@@ -182,7 +210,7 @@ impl Buckets {
     /// Takes the item at `index` out of its list, in O(1).
     pub(super) fn unlink<T>(&mut self, slab: &mut Slab<T>, index: u32) {
         let item = slab.at(index);
-        let (prev, next, offset) = (item.prev, item.next, item.deadline.offset());
+        let (prev, next) = (item.prev, item.next());
         if self.due_tail == index {
             self.due_tail = if prev < HEAD { prev } else { NIL };
         }
@@ -191,15 +219,16 @@ impl Buckets {
             slab.at_mut(next).prev = prev;
         }
         match List::named_by(prev) {
-            None => slab.at_mut(prev).next = next,
+            None => slab.at_mut(prev).set_next(next),
             Some(List::Bucket(bucket)) => {
                 self.ring[bucket] = next;
                 if next == NIL {
                     self.occupied.clear(bucket);
                 }
             }
-            Some(List::Overflow) => {
-                let lap = self.geometry.lap(self.tick_of(offset));
+            Some(List::Overflow(low)) => {
+                // Not from the item's deadline, which may have moved later.
+                let lap = self.lap_of(low, index);
                 if next == NIL {
                     self.overflow.remove(&lap);
                 } else if let Some(head) = self.overflow.get_mut(&lap) {
@@ -229,10 +258,18 @@ impl Buckets {
                 Some((bucket, tick)) if tick <= seen => {
                     let index = self.ring[bucket];
                     self.unlink(slab, index);
+                    // An item whose deadline was moved later in place goes
+                    // where its deadline says now (after this tick).
+                    let extended = self.tick_of(slab.at(index).deadline.offset()) > tick;
+                    if extended {
+                        self.link(slab, index, false);
+                    }
                     if self.ring[bucket] == NIL {
                         self.set_elapsed(slab, tick);
                     }
-                    return Some(index);
+                    if !extended {
+                        return Some(index);
+                    }
                 }
                 Some(_) => return None,
                 None => {
@@ -279,31 +316,51 @@ impl Buckets {
     /// not it is due yet; an item that never comes due only if nothing else
     /// is left.
     pub(super) fn peek<T>(&self, slab: &Slab<T>) -> Option<u32> {
-        let ring = self.next_busy();
-        if self.due != NIL {
-            let due_tick = self.tick_of(slab.at(self.due).deadline.offset());
-            if ring.is_none_or(|(_, tick)| due_tick <= tick) {
-                return Some(self.due);
-            }
-        }
-        if let Some((bucket, _)) = ring {
-            return Some(self.ring[bucket]);
-        }
-        if let Some(&head) = self.overflow.values().next() {
-            // A lap's list is unsorted: find its earliest tick.
-            let mut best = head;
-            let mut best_tick = self.tick_of(slab.at(head).deadline.offset());
-            let mut at = slab.at(head).next;
+        // The due list is sorted; ring buckets in tick order hold items of
+        // that tick or (moved later in place) after it; overflow laps in lap
+        // order hold items of that lap.
+        let mut best = (self.due != NIL)
+            .then(|| (self.tick_of(slab.at(self.due).deadline.offset()), self.due));
+        let scan = |head: u32, best: &mut Option<(u64, u32)>| {
+            let mut at = head;
             while at != NIL {
-                let tick = self.tick_of(slab.at(at).deadline.offset());
-                if tick < best_tick {
-                    (best, best_tick) = (at, tick);
+                let item = slab.at(at);
+                let tick = self.tick_of(item.deadline.offset());
+                if best.is_none_or(|(b, _)| tick < b) {
+                    *best = Some((tick, at));
                 }
-                at = slab.at(at).next;
+                at = item.next();
             }
-            return Some(best);
+        };
+        let mut elapsed = self.elapsed;
+        while let Some((bucket, tick)) = self.next_busy_after(elapsed) {
+            if best.is_some_and(|(b, _)| b <= tick) {
+                return best.map(|(_, at)| at);
+            }
+            scan(self.ring[bucket], &mut best);
+            elapsed = tick;
         }
-        (self.never != NIL).then_some(self.never)
+        for (&lap, &head) in &self.overflow {
+            if best.is_some_and(|(b, _)| b < self.geometry.first_tick(lap)) {
+                break;
+            }
+            scan(head, &mut best);
+        }
+        best.map(|(_, at)| at)
+            .or((self.never != NIL).then_some(self.never))
+    }
+
+    /// Moves the deadline of the linked item at `index` to `deadline` in
+    /// place if that is allowed: the item is in a ring bucket or a far lap,
+    /// and the new deadline is not earlier. Returns `false` (and changes nothing) if the
+    /// item must be unlinked and linked again instead.
+    pub(super) fn extend<T>(&self, slab: &mut Slab<T>, index: u32, deadline: Deadline) -> bool {
+        let item = slab.at_mut(index);
+        if (item.tag() == TAG_RING || item.tag() == TAG_OVERFLOW) && deadline >= item.deadline {
+            item.deadline = deadline;
+            return true;
+        }
+        false
     }
 
     /// Empties every list (the slab is cleared by the caller).
@@ -316,14 +373,42 @@ impl Buckets {
         self.due_tail = NIL;
     }
 
+    /// The full lap of the overflow list whose head is `index`, from its
+    /// low 30 bits: the first lap with those bits at or after the earliest
+    /// lap the overflow can hold (laps 2^30 apart only for deadlines decades
+    /// apart, so the loop almost never turns).
+    fn lap_of(&self, low: u32, index: u32) -> u64 {
+        let period = LAP_MASK + 1;
+        let min = self.geometry.current_lap(self.elapsed) + 2;
+        let mut lap = min + ((u64::from(low)).wrapping_sub(min) & LAP_MASK);
+        while self.overflow.get(&lap) != Some(&index) {
+            debug_assert!(
+                self.overflow.range(lap..).next().is_some(),
+                "item {index} heads no overflow lap with low bits {low}"
+            );
+            lap += period;
+        }
+        lap
+    }
+
     /// The first non-empty bucket after `elapsed`, and its tick.
     fn next_busy(&self) -> Option<(usize, u64)> {
-        let from = self.geometry.bucket(self.elapsed + 1);
+        self.next_busy_after(self.elapsed)
+    }
+
+    /// The first non-empty bucket of a tick after `after` (at least
+    /// `elapsed`), and its tick.
+    fn next_busy_after(&self, after: u64) -> Option<(usize, u64)> {
+        let from = self.geometry.bucket(after + 1);
         let bucket = self
             .occupied
             .next_set(from)
             .or_else(|| self.occupied.next_set(0).filter(|&b| b < from))?;
-        Some((bucket, self.geometry.tick_of_bucket(self.elapsed, bucket)))
+        let tick = self.geometry.tick_of_bucket(after, bucket);
+        // Past the ring's two laps from `elapsed` the search has wrapped.
+        self.geometry
+            .in_ring(self.elapsed, tick)
+            .then_some((bucket, tick))
     }
 
     /// Moves `elapsed` forward (every ring bucket up to `elapsed` must be
@@ -340,16 +425,19 @@ impl Buckets {
             }
             let mut at = entry.remove();
             while at != NIL {
-                let item = slab.at(at);
-                let next = item.next;
-                let tick = self.tick_of(item.deadline.offset());
+                let next = slab.at(at).next();
+                // In the ring now, unless its deadline moved later in place
+                // (then wherever that deadline says).
+                let placed = self.link(slab, at, false);
                 debug_assert!(
-                    tick > elapsed && self.geometry.in_ring(elapsed, tick),
-                    "moving tick {tick} into the ring at elapsed {elapsed}"
+                    match placed {
+                        Placed::At(tick) => tick > elapsed,
+                        Placed::Never => true,
+                        Placed::Due => false,
+                    },
+                    "moving an item of lap {} in at elapsed {elapsed}: {placed:?}",
+                    self.geometry.current_lap(elapsed)
                 );
-                let bucket = self.geometry.bucket(tick);
-                self.ring[bucket] = push_front(slab, self.ring[bucket], at, List::Bucket(bucket));
-                self.occupied.set(bucket);
                 at = next;
             }
         }
@@ -371,11 +459,12 @@ impl Buckets {
             }
             return;
         }
-        let next = slab.at(after).next;
+        let next = slab.at(after).next();
         let item = slab.at_mut(index);
         item.prev = after;
-        item.next = next;
-        slab.at_mut(after).next = index;
+        item.set_next(next);
+        item.set_tag(TAG_DUE);
+        slab.at_mut(after).set_next(index);
         if next == NIL {
             self.due_tail = index;
         } else {
@@ -389,7 +478,8 @@ impl Buckets {
 fn push_front<T>(slab: &mut Slab<T>, head: u32, index: u32, list: List) -> u32 {
     let item = slab.at_mut(index);
     item.prev = list.name();
-    item.next = head;
+    item.set_next(head);
+    item.set_tag(list.tag());
     if head != NIL {
         slab.at_mut(head).prev = index;
     }

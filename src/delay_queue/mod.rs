@@ -299,7 +299,10 @@ impl<T> DelayQueue<T> {
     #[track_caller]
     fn insert_offset(&mut self, value: T, offset: i64, due: bool) -> Key {
         let Some(key) = self.slab.insert(value, Deadline::new(offset)) else {
-            panic!("tickwheel: a DelayQueue holds {} items, the most it can address", self.len());
+            panic!(
+                "tickwheel: a DelayQueue holds {} items, the most it can address",
+                self.len()
+            );
         };
         let placed = self.buckets.link(&mut self.slab, key.index, due);
         self.wake_for(placed);
@@ -447,9 +450,16 @@ impl<T> DelayQueue<T> {
         if self.slab.get(*key).is_none() {
             stale_key(method, key);
         }
+        let deadline = Deadline::new(offset);
+        // Later, in a ring bucket: the deadline moves in place, and the item
+        // is linked again when its bucket comes round. Nothing to wake: it
+        // comes due later than before.
+        if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
+            return;
+        }
         // Unlinked under the old deadline, which names its far lap.
         self.buckets.unlink(&mut self.slab, key.index);
-        self.slab.at_mut(key.index).deadline = Deadline::new(offset);
+        self.slab.at_mut(key.index).deadline = deadline;
         let placed = self.buckets.link(&mut self.slab, key.index, due);
         self.wake_for(placed);
     }

@@ -16,6 +16,9 @@ pub enum Sys {
 impl Sys {
     pub const ALL: [Sys; 4] = [Sys::Floor, Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
     pub const TIMERS: [Sys; 3] = [Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
+    /// The delay-queue workloads: tickwheel's queue, and tokio-util's (on
+    /// `tokio::time`) under the `tokio` name.
+    pub const QUEUES: [Sys; 2] = [Sys::Tickwheel, Sys::Tokio];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -40,10 +43,15 @@ pub enum Work {
     W4,
     W5,
     W6,
+    /// Delay queues (`delay_queue.rs`): 1M inserted then expired, insert+remove
+    /// churn, insert+reset churn.
+    Dq1,
+    Dq2,
+    Dq3,
 }
 
 impl Work {
-    pub const ALL: [Work; 7] = [
+    pub const ALL: [Work; 10] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -51,6 +59,9 @@ impl Work {
         Work::W4,
         Work::W5,
         Work::W6,
+        Work::Dq1,
+        Work::Dq2,
+        Work::Dq3,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +73,9 @@ impl Work {
             Work::W4 => "w4",
             Work::W5 => "w5",
             Work::W6 => "w6",
+            Work::Dq1 => "dq1",
+            Work::Dq2 => "dq2",
+            Work::Dq3 => "dq3",
         }
     }
 
@@ -72,6 +86,7 @@ impl Work {
     pub fn systems(self) -> &'static [Sys] {
         match self {
             Work::W1Ct | Work::W1Mt | Work::W2 => &Sys::ALL,
+            Work::Dq1 | Work::Dq2 | Work::Dq3 => &Sys::QUEUES,
             _ => &Sys::TIMERS,
         }
     }
