@@ -50,6 +50,9 @@
 //!   spawned after a delay unless its [`ScheduledTask`] is cancelled first.
 //! - **Periodic tasks:** [`Timer::schedule_every`] runs heartbeats and
 //!   watchdogs without overlap, reporting failed or panicking runs.
+//! - **Keyed timeouts:** [`DelayQueue`] is tokio-util's `DelayQueue` on the
+//!   wheel: session expiry, cache entries and request tables, one queue and
+//!   one timer entry for all their items (see [`delay_queue`]).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
