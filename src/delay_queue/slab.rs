@@ -311,10 +311,9 @@ impl<T> Slab<T> {
             for (slot, generation) in page.slots_mut() {
                 if matches!(slot, Slot::Occupied(_)) {
                     *slot = Slot::Vacant { next_free: NIL };
-                    // A slot at the last generation stays retired below.
-                    if *generation != u32::MAX {
-                        *generation += 1;
-                    }
+                    // A slot at the last generation stays there, retired
+                    // by the rebuild below.
+                    *generation = generation.saturating_add(1);
                 }
             }
             page.used = 0;
