@@ -87,6 +87,9 @@
 //!   headroom under `max_pending`, counters that two snapshots subtract into
 //!   rates ([`Stats::delta`]), and the lateness histogram's buckets
 //!   ([`LatenessHistogram`]) for Prometheus.
+//! - **Keyed timeouts:** [`DelayQueue`] is tokio-util's `DelayQueue` on the
+//!   wheel: session expiry, cache entries and request tables, one queue and
+//!   one timer entry for all their items (see [`delay_queue`]).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -265,6 +268,7 @@ mod ambient;
 mod builder;
 mod clock;
 mod context;
+pub mod delay_queue;
 mod doorbell;
 mod driver;
 mod error;
@@ -300,6 +304,7 @@ mod loom_tests;
 // returned by an extension trait on streams, not by a `Timer` method: they
 // live with it in `stream`, as tokio-stream keeps its adapters apart.
 pub use crate::builder::Builder;
+pub use crate::delay_queue::DelayQueue;
 pub use crate::error::{BuildError, Elapsed, Error, TryCurrentError};
 pub use crate::interval::{Interval, MissedTickBehavior};
 pub use crate::lateness::{LatenessBucket, LatenessHistogram};

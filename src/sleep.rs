@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::shard::{Polled, Shard};
+use crate::shared::Shared;
 use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 
 /// `key` values above every real slab key name the other states.
@@ -298,8 +299,14 @@ impl Sleep {
     /// [`try_reset`](Sleep::try_reset) to a deadline given as an offset from
     /// the timer's origin, `now` being the clock's offset if it was read (it
     /// must be for an unregistered sleep); without it, the wheel decides
-    /// from the ticks it has processed.
-    fn try_reset_offset(self: Pin<&mut Self>, new: i64, now: Option<i64>) -> Result<(), Error> {
+    /// from the ticks it has processed, and the next poll reads the clock. (A
+    /// caller that knows the deadline is ahead may pass `Some(i64::MIN)`: if
+    /// it has passed after all, the wheel fires it on its next pass.)
+    pub(crate) fn try_reset_offset(
+        self: Pin<&mut Self>,
+        new: i64,
+        now: Option<i64>,
+    ) -> Result<(), Error> {
         let this = self.get_mut();
         if this.shard.shared.is_shutdown() {
             return Err(Error::shutdown());
@@ -337,6 +344,12 @@ impl Sleep {
     pub(crate) fn ended_by_shutdown(&self) -> bool {
         let shared = &self.shard.shared;
         shared.is_shutdown() && self.deadline > shared.now_offset()
+    }
+
+    /// The state this sleep's timer shares with its driver: the clock and the
+    /// shutdown flag.
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shard.shared
     }
 
     /// The current time on this sleep's timer's clock.

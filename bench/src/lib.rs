@@ -3,7 +3,7 @@
 //! that W1's `timeout` wraps.
 //!
 //! This crate is a `publish = false` member of the tickwheel workspace, so
-//! criterion, plotters and pingora-timeout are its dependencies, not the
+//! criterion, plotters, pingora-timeout and tokio-util are its dependencies, not the
 //! library's: building the library, its tests or its examples compiles none
 //! of them. tokio is built here without `test-util` (the library's
 //! dev-dependency enables it, and Cargo unifies features only for packages

@@ -45,8 +45,8 @@
 //! (laps, buckets, when a far lap moves in) is in `ring.rs`; this file does
 //! the list surgery.
 
-mod bitmap;
-mod ring;
+pub(crate) mod bitmap;
+pub(crate) mod ring;
 mod slab;
 
 use std::collections::BTreeMap;

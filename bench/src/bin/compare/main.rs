@@ -38,18 +38,23 @@
 //!   in real time; each timer's own waker stamps the time it is woken, so
 //!   lateness = wake time - deadline (the timer's own lateness, without the
 //!   scheduling of the woken task, which all systems share).
+//! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
+//!   items inserted then all expired (CPU, bytes per item, lateness),
+//!   insert+remove churn and insert+reset churn (CPU per operation). Their
+//!   own table and targets follow the main ones; see `delay_queue`.
 //!
 //! CPU time is the sum over the process's live threads of
 //! `/proc/self/task/*/schedstat` (ns on CPU), so it counts pingora's clock
 //! thread and tokio's workers.
 //!
 //! Files: `systems` (who and what is measured, at which sizes), `workloads`
-//! (W1 to W6, run in a child), `measure` (the counting allocator, CPU time
+//! (W1 to W6, run in a child), `delay_queue` (DQ1 to DQ3 and their table), `measure` (the counting allocator, CPU time
 //! and context switches), `report` (the table and the targets), `chart` (the
 //! SVG); the runtimes and the W1 future are shared with the criterion bench
 //! (`benches/churn.rs`) through this crate's library.
 
 mod chart;
+mod delay_queue;
 mod measure;
 mod report;
 mod resets;
@@ -168,7 +173,7 @@ fn main() -> ExitCode {
             args.get(at + 2).and_then(|s| Sys::parse(s)),
         ) else {
             eprintln!(
-                "usage: compare --child <w1ct|w1mt|w2|w3|w4|w5|w6> <floor|tickwheel|ambient|tokio|pingora>"
+                "usage: compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>"
             );
             return ExitCode::FAILURE;
         };
@@ -213,6 +218,7 @@ fn main() -> ExitCode {
         started.elapsed().as_secs_f64()
     );
     println!("{}", print_report(&results, &rows, &targets, &header));
+    println!("{}", delay_queue::report(&results));
     for failure in &failures {
         println!("FAILED: {failure}");
     }

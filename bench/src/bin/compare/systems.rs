@@ -28,6 +28,9 @@ impl Sys {
     pub const TIMERS: [Sys; 3] = [Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
     /// W1: the floor and the three timers.
     pub const FLOOR_AND_TIMERS: [Sys; 4] = [Sys::Floor, Sys::Tickwheel, Sys::Tokio, Sys::Pingora];
+    /// The delay-queue workloads: tickwheel's queue, and tokio-util's (on
+    /// `tokio::time`) under the `tokio` name.
+    pub const QUEUES: [Sys; 2] = [Sys::Tickwheel, Sys::Tokio];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,10 +57,15 @@ pub enum Work {
     W5,
     W6,
     W7,
+    /// Delay queues (`delay_queue.rs`): 1M inserted then expired, insert+remove
+    /// churn, insert+reset churn.
+    Dq1,
+    Dq2,
+    Dq3,
 }
 
 impl Work {
-    pub const ALL: [Work; 8] = [
+    pub const ALL: [Work; 11] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -66,6 +74,9 @@ impl Work {
         Work::W5,
         Work::W6,
         Work::W7,
+        Work::Dq1,
+        Work::Dq2,
+        Work::Dq3,
     ];
 
     pub fn name(self) -> &'static str {
@@ -78,6 +89,9 @@ impl Work {
             Work::W5 => "w5",
             Work::W6 => "w6",
             Work::W7 => "w7",
+            Work::Dq1 => "dq1",
+            Work::Dq2 => "dq2",
+            Work::Dq3 => "dq3",
         }
     }
 
@@ -90,6 +104,7 @@ impl Work {
             Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
             Work::W2 => &Sys::ALL,
             Work::W7 => &[Sys::Tickwheel, Sys::Tokio],
+            Work::Dq1 | Work::Dq2 | Work::Dq3 => &Sys::QUEUES,
             _ => &Sys::TIMERS,
         }
     }

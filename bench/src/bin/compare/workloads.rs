@@ -553,6 +553,9 @@ pub fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
         Work::W5 => run_w5(sys, sizes, &mut out),
         Work::W6 => run_w6(sys, sizes, &mut out),
         Work::W7 => crate::resets::run_w7(sys, sizes, &mut out),
+        Work::Dq1 | Work::Dq2 | Work::Dq3 => {
+            crate::delay_queue::run_dq(work, sys, sizes, &mut out);
+        }
     }
     out
 }

@@ -1,0 +1,487 @@
+//! The queue's own wheel: which list each item sits in, and which items are
+//! due by a given tick. Like the timer's wheel (`wheel/mod.rs`), whose ring
+//! arithmetic and occupancy bitmap it reuses, it has:
+//!
+//! - a ring of `2 * slots` buckets for the ticks of the current and the next
+//!   lap (a lap is one revolution of `slots` ticks), each an unsorted list of
+//!   the items whose deadline rounds up to that tick;
+//! - an overflow level, one list per later lap, moved into the ring once when
+//!   the lap before it becomes current (a far item is never walked per lap);
+//! - a `never` list for deadlines the clock can never reach;
+//! - a `due` list, sorted by tick, for items known to be due that the ring
+//!   cannot take: their tick is already processed (`<= elapsed`), or their
+//!   deadline had passed when they were inserted (which a bucket, waiting for
+//!   the tick's boundary, would hold back by up to a tick).
+//!
+//! The ring holds no locks, wakers or clocks: the queue reads the timer's
+//! clock and passes its reading in as `seen`, the last tick whose boundary
+//! the clock has reached. Invariants:
+//! - every ring bucket of a tick `<= elapsed` is empty, and `elapsed <= seen`;
+//! - an item in bucket `b` has a tick `t > elapsed` with `t & mask == b`, in
+//!   the current or the next lap of `elapsed + 1`;
+//! - an overflow lap is at least two laps after the current one.
+//!
+//! So the items due by `seen` are the `due` list and the ring buckets of
+//! ticks `<= seen`; they come out in tick order, merged.
+//!
+//! Lists are doubly linked by slab index. The head's `prev` names its list
+//! (`HEAD` plus a code), so any item unlinks in O(1) without a lookup of where
+//! it is, and when the head leaves, its successor inherits the name. Each
+//! item also carries a tag saying which kind of list it is in.
+//!
+//! Moving a ring item's deadline later does not move it ([`Buckets::extend`]):
+//! its deadline changes in place, and when its bucket comes round it is
+//! linked again under its real deadline instead of coming out. So an idle
+//! timeout refreshed on every use costs one write, not two unlinks and a
+//! link (tokio's timer does the same for its sleeps). A ring item's deadline
+//! is therefore at or after its bucket's tick, never before; items in the
+//! other lists always sit where their deadline says.
+
+use std::collections::BTreeMap;
+
+use super::slab::{Deadline, Slab, HEAD, NIL};
+use crate::clock::{tick_ceil, Clock};
+use crate::wheel::bitmap::Bitmap;
+use crate::wheel::ring::Ring;
+use crate::wheel::SATURATED;
+
+/// Tags: the kind of list an item is in.
+const TAG_RING: u32 = 0;
+const TAG_OVERFLOW: u32 = 1;
+const TAG_DUE: u32 = 2;
+const TAG_NEVER: u32 = 3;
+
+/// List names for `prev` at a head. With [`OVERFLOW_BIT`] set, the low
+/// bits are the lap of an overflow list, modulo `2^30` ([`Buckets::lap_of`]
+/// recovers it); otherwise a bucket number (at most `2 * MAX_SLOTS`, far
+/// below the two codes here) or one of these.
+const NEVER: u32 = HEAD | (OVERFLOW_BIT - 1);
+const DUE: u32 = HEAD | (OVERFLOW_BIT - 2);
+const OVERFLOW_BIT: u32 = 1 << 30;
+const LAP_MASK: u64 = OVERFLOW_BIT as u64 - 1;
+
+/// A list, as named by its head's `prev`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    Bucket(usize),
+    /// The list of a far lap, by its low 30 bits.
+    Overflow(u32),
+    Due,
+    Never,
+}
+
+impl List {
+    /// The list a head's `prev` names, or `None` for an item that is not a
+    /// head.
+    fn named_by(prev: u32) -> Option<List> {
+        match prev {
+            p if p < HEAD => None,
+            p if p & OVERFLOW_BIT != 0 => Some(List::Overflow(p & LAP_MASK as u32)),
+            NEVER => Some(List::Never),
+            DUE => Some(List::Due),
+            p => Some(List::Bucket((p & !HEAD) as usize)),
+        }
+    }
+
+    fn tag(self) -> u32 {
+        match self {
+            List::Bucket(_) => TAG_RING,
+            List::Overflow(_) => TAG_OVERFLOW,
+            List::Due => TAG_DUE,
+            List::Never => TAG_NEVER,
+        }
+    }
+
+    fn name(self) -> u32 {
+        match self {
+            List::Bucket(bucket) => HEAD | bucket as u32,
+            List::Overflow(low) => HEAD | OVERFLOW_BIT | low,
+            List::Due => DUE,
+            List::Never => NEVER,
+        }
+    }
+}
+
+/// Where [`Buckets::link`] put an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Placed {
+    /// In the `due` list: the next poll hands it out.
+    Due,
+    /// In the ring or the overflow, due once tick `.0` has begun.
+    At(u64),
+    /// Its deadline is beyond the clock's reach: it never comes due.
+    Never,
+}
+
+/// What the queue must wait for once nothing is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wake {
+    /// Tick `.0`'s boundary: items come due then, or a far lap moves in.
+    At(u64),
+    /// Nothing: the queue is empty, or holds only items that never come due.
+    Never,
+}
+
+#[derive(Debug)]
+pub(super) struct Buckets {
+    /// Head of each bucket of the current and the next lap.
+    ring: Box<[u32]>,
+    occupied: Bitmap,
+    geometry: Ring,
+    /// Heads of the lists of later laps.
+    overflow: BTreeMap<u64, u32>,
+    never: u32,
+    due: u32,
+    due_tail: u32,
+    /// Every ring bucket up to and including this tick is empty.
+    elapsed: u64,
+    tick_ns: u64,
+    /// The last tick the timer's clock can reach.
+    last_tick: u64,
+}
+
+impl Buckets {
+    /// A ring of `slots` ticks per lap (a power of two) of `tick_ns` each,
+    /// with every tick up to `elapsed` processed.
+    pub(super) fn new(slots: usize, tick_ns: u64, elapsed: u64) -> Self {
+        let geometry = Ring::new(slots);
+        let buckets = geometry.buckets();
+        Buckets {
+            ring: vec![NIL; buckets].into_boxed_slice(),
+            occupied: Bitmap::new(buckets),
+            geometry,
+            overflow: BTreeMap::new(),
+            never: NIL,
+            due: NIL,
+            due_tail: NIL,
+            elapsed,
+            tick_ns,
+            last_tick: SATURATED / tick_ns,
+        }
+    }
+
+    /// The tick a deadline (signed nanoseconds from the origin) rounds up to.
+    pub(super) fn tick_of(&self, offset: i64) -> u64 {
+        tick_ceil(Clock::wheel_ns(offset), self.tick_ns)
+    }
+
+    /// The last tick whose boundary a clock reading `now` (an offset) has
+    /// reached.
+    pub(super) fn tick_floor(&self, now: i64) -> u64 {
+        Clock::wheel_ns(now) / self.tick_ns
+    }
+
+    /// The offset of tick `tick`'s boundary (`tick <= last_tick`).
+    pub(super) fn boundary(&self, tick: u64) -> i64 {
+        debug_assert!(tick <= self.last_tick, "tick {tick} is past the clock");
+        (tick * self.tick_ns) as i64
+    }
+
+    /// Every ring bucket up to this tick is empty.
+    pub(super) fn elapsed(&self) -> u64 {
+        self.elapsed
+    }
+
+    /// Links the unlinked item at `index` by its deadline. `due` says its
+    /// deadline is known to have passed.
+    pub(super) fn link<T>(&mut self, slab: &mut Slab<T>, index: u32, due: bool) -> Placed {
+        let offset = slab.at(index).deadline.offset();
+        let tick = self.tick_of(offset);
+        if due || tick <= self.elapsed {
+            self.push_due(slab, index, tick);
+            return Placed::Due;
+        }
+        if offset as u64 >= SATURATED || tick > self.last_tick {
+            self.never = push_front(slab, self.never, index, List::Never);
+            return Placed::Never;
+        }
+        if self.geometry.in_ring(self.elapsed, tick) {
+            let bucket = self.geometry.bucket(tick);
+            self.ring[bucket] = push_front(slab, self.ring[bucket], index, List::Bucket(bucket));
+            self.occupied.set(bucket);
+        } else {
+            let lap = self.geometry.lap(tick);
+            let head = self.overflow.entry(lap).or_insert(NIL);
+            *head = push_front(slab, *head, index, List::Overflow((lap & LAP_MASK) as u32));
+        }
+        Placed::At(tick)
+    }
+
+    /// Takes the item at `index` out of its list, in O(1).
+    pub(super) fn unlink<T>(&mut self, slab: &mut Slab<T>, index: u32) {
+        let item = slab.at(index);
+        let (prev, next) = (item.prev, item.next());
+        if self.due_tail == index {
+            self.due_tail = if prev < HEAD { prev } else { NIL };
+        }
+        if next != NIL {
+            // At the head, the successor inherits the list's name.
+            slab.at_mut(next).prev = prev;
+        }
+        match List::named_by(prev) {
+            None => slab.at_mut(prev).set_next(next),
+            Some(List::Bucket(bucket)) => {
+                self.ring[bucket] = next;
+                if next == NIL {
+                    self.occupied.clear(bucket);
+                }
+            }
+            Some(List::Overflow(low)) => {
+                // Not from the item's deadline, which may have moved later.
+                let lap = self.lap_of(low, index);
+                if next == NIL {
+                    self.overflow.remove(&lap);
+                } else if let Some(head) = self.overflow.get_mut(&lap) {
+                    *head = next;
+                }
+            }
+            Some(List::Due) => self.due = next,
+            Some(List::Never) => self.never = next,
+        }
+    }
+
+    /// Unlinks and returns the item due first by tick `seen`, if any: the
+    /// lowest tick among the `due` list and the ring buckets up to `seen`.
+    pub(super) fn pop_due<T>(&mut self, slab: &mut Slab<T>, seen: u64) -> Option<u32> {
+        debug_assert!(self.elapsed <= seen, "{} > {seen}", self.elapsed);
+        loop {
+            let ring = self.next_busy();
+            if self.due != NIL {
+                let due_tick = self.tick_of(slab.at(self.due).deadline.offset());
+                if ring.is_none_or(|(_, tick)| due_tick <= tick || tick > seen) {
+                    let index = self.due;
+                    self.unlink(slab, index);
+                    return Some(index);
+                }
+            }
+            match ring {
+                Some((bucket, tick)) if tick <= seen => {
+                    let index = self.ring[bucket];
+                    self.unlink(slab, index);
+                    // An item whose deadline was moved later in place goes
+                    // where its deadline says now (after this tick).
+                    let extended = self.tick_of(slab.at(index).deadline.offset()) > tick;
+                    if extended {
+                        self.link(slab, index, false);
+                    }
+                    if self.ring[bucket] == NIL {
+                        self.set_elapsed(slab, tick);
+                    }
+                    if !extended {
+                        return Some(index);
+                    }
+                }
+                Some(_) => return None,
+                None => {
+                    // The ring is empty: the next far lap moves in once the
+                    // lap before it becomes current.
+                    let &lap = self.overflow.keys().next()?;
+                    let move_in = self.geometry.move_in_tick(lap);
+                    if move_in > seen {
+                        return None;
+                    }
+                    self.set_elapsed(slab, move_in);
+                }
+            }
+        }
+    }
+
+    /// Marks every tick up to `seen` processed, after [`pop_due`] found
+    /// nothing due by it.
+    ///
+    /// [`pop_due`]: Buckets::pop_due
+    pub(super) fn settle<T>(&mut self, slab: &mut Slab<T>, seen: u64) {
+        if seen > self.elapsed {
+            debug_assert!(
+                self.next_busy().is_none_or(|(_, tick)| tick > seen),
+                "settling past a busy bucket"
+            );
+            self.set_elapsed(slab, seen);
+        }
+    }
+
+    /// What to wait for, after [`settle`](Buckets::settle).
+    pub(super) fn next_wake(&self) -> Wake {
+        debug_assert_eq!(self.due, NIL, "waiting with items due");
+        if let Some((_, tick)) = self.next_busy() {
+            return Wake::At(tick);
+        }
+        match self.overflow.keys().next() {
+            Some(&lap) => Wake::At(self.geometry.move_in_tick(lap)),
+            None => Wake::Never,
+        }
+    }
+
+    /// The item that comes out next (one of the earliest tick's), whether or
+    /// not it is due yet; an item that never comes due only if nothing else
+    /// is left.
+    pub(super) fn peek<T>(&self, slab: &Slab<T>) -> Option<u32> {
+        // The due list is sorted; ring buckets in tick order hold items of
+        // that tick or (moved later in place) after it; overflow laps in lap
+        // order hold items of that lap.
+        let mut best = (self.due != NIL)
+            .then(|| (self.tick_of(slab.at(self.due).deadline.offset()), self.due));
+        let scan = |head: u32, best: &mut Option<(u64, u32)>| {
+            let mut at = head;
+            while at != NIL {
+                let item = slab.at(at);
+                let tick = self.tick_of(item.deadline.offset());
+                if best.is_none_or(|(b, _)| tick < b) {
+                    *best = Some((tick, at));
+                }
+                at = item.next();
+            }
+        };
+        let mut elapsed = self.elapsed;
+        while let Some((bucket, tick)) = self.next_busy_after(elapsed) {
+            if best.is_some_and(|(b, _)| b <= tick) {
+                return best.map(|(_, at)| at);
+            }
+            scan(self.ring[bucket], &mut best);
+            elapsed = tick;
+        }
+        for (&lap, &head) in &self.overflow {
+            if best.is_some_and(|(b, _)| b < self.geometry.first_tick(lap)) {
+                break;
+            }
+            scan(head, &mut best);
+        }
+        best.map(|(_, at)| at)
+            .or((self.never != NIL).then_some(self.never))
+    }
+
+    /// Moves the deadline of the linked item at `index` to `deadline` in
+    /// place if that is allowed: the item is in a ring bucket or a far lap,
+    /// and the new deadline is not earlier. Returns `false` (and changes nothing) if the
+    /// item must be unlinked and linked again instead.
+    pub(super) fn extend<T>(&self, slab: &mut Slab<T>, index: u32, deadline: Deadline) -> bool {
+        let item = slab.at_mut(index);
+        if (item.tag() == TAG_RING || item.tag() == TAG_OVERFLOW) && deadline >= item.deadline {
+            item.deadline = deadline;
+            return true;
+        }
+        false
+    }
+
+    /// Empties every list (the slab is cleared by the caller).
+    pub(super) fn clear(&mut self) {
+        self.ring.fill(NIL);
+        self.occupied = Bitmap::new(self.ring.len());
+        self.overflow.clear();
+        self.never = NIL;
+        self.due = NIL;
+        self.due_tail = NIL;
+    }
+
+    /// The full lap of the overflow list whose head is `index`, from its
+    /// low 30 bits: the first lap with those bits at or after the earliest
+    /// lap the overflow can hold (laps 2^30 apart only for deadlines decades
+    /// apart, so the loop almost never turns).
+    fn lap_of(&self, low: u32, index: u32) -> u64 {
+        let period = LAP_MASK + 1;
+        let min = self.geometry.current_lap(self.elapsed) + 2;
+        let mut lap = min + ((u64::from(low)).wrapping_sub(min) & LAP_MASK);
+        while self.overflow.get(&lap) != Some(&index) {
+            debug_assert!(
+                self.overflow.range(lap..).next().is_some(),
+                "item {index} heads no overflow lap with low bits {low}"
+            );
+            lap += period;
+        }
+        lap
+    }
+
+    /// The first non-empty bucket after `elapsed`, and its tick.
+    fn next_busy(&self) -> Option<(usize, u64)> {
+        self.next_busy_after(self.elapsed)
+    }
+
+    /// The first non-empty bucket of a tick after `after` (at least
+    /// `elapsed`), and its tick.
+    fn next_busy_after(&self, after: u64) -> Option<(usize, u64)> {
+        let from = self.geometry.bucket(after + 1);
+        let bucket = self
+            .occupied
+            .next_set(from)
+            .or_else(|| self.occupied.next_set(0).filter(|&b| b < from))?;
+        let tick = self.geometry.tick_of_bucket(after, bucket);
+        // Past the ring's two laps from `elapsed` the search has wrapped.
+        self.geometry
+            .in_ring(self.elapsed, tick)
+            .then_some((bucket, tick))
+    }
+
+    /// Moves `elapsed` forward (every ring bucket up to `elapsed` must be
+    /// empty) and moves in the far laps that now belong in the ring.
+    fn set_elapsed<T>(&mut self, slab: &mut Slab<T>, elapsed: u64) {
+        debug_assert!(elapsed >= self.elapsed, "{elapsed} < {}", self.elapsed);
+        self.elapsed = elapsed;
+        // Processing the last tick of the next lap makes its successor
+        // current in one step, so up to two laps may move in here.
+        let next_lap = self.geometry.current_lap(elapsed) + 1;
+        while let Some(entry) = self.overflow.first_entry() {
+            if *entry.key() > next_lap {
+                break;
+            }
+            let mut at = entry.remove();
+            while at != NIL {
+                let next = slab.at(at).next();
+                // In the ring now, unless its deadline moved later in place
+                // (then wherever that deadline says).
+                let placed = self.link(slab, at, false);
+                debug_assert!(
+                    match placed {
+                        Placed::At(tick) => tick > elapsed,
+                        Placed::Never => true,
+                        Placed::Due => false,
+                    },
+                    "moving an item of lap {} in at elapsed {elapsed}: {placed:?}",
+                    self.geometry.current_lap(elapsed)
+                );
+                at = next;
+            }
+        }
+    }
+
+    /// Inserts the unlinked item at `index` (of tick `tick`) into the `due`
+    /// list, after every item of a lower or equal tick. Items usually arrive
+    /// in tick order, so the walk back from the tail stops at once.
+    fn push_due<T>(&mut self, slab: &mut Slab<T>, index: u32, tick: u64) {
+        let mut after = self.due_tail;
+        while after != NIL && self.tick_of(slab.at(after).deadline.offset()) > tick {
+            let prev = slab.at(after).prev;
+            after = if prev < HEAD { prev } else { NIL };
+        }
+        if after == NIL {
+            self.due = push_front(slab, self.due, index, List::Due);
+            if self.due_tail == NIL {
+                self.due_tail = index;
+            }
+            return;
+        }
+        let next = slab.at(after).next();
+        let item = slab.at_mut(index);
+        item.prev = after;
+        item.set_next(next);
+        item.set_tag(TAG_DUE);
+        slab.at_mut(after).set_next(index);
+        if next == NIL {
+            self.due_tail = index;
+        } else {
+            slab.at_mut(next).prev = index;
+        }
+    }
+}
+
+/// Puts the unlinked item at `index` at the front of the list `list` whose
+/// head is `head`; returns the new head.
+fn push_front<T>(slab: &mut Slab<T>, head: u32, index: u32, list: List) -> u32 {
+    let item = slab.at_mut(index);
+    item.prev = list.name();
+    item.set_next(head);
+    item.set_tag(list.tag());
+    if head != NIL {
+        slab.at_mut(head).prev = index;
+    }
+    index
+}

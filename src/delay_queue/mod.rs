@@ -1,0 +1,942 @@
+//! [`DelayQueue`]: keyed items that come out once their deadline has passed,
+//! on the wheel, with tokio-util's `DelayQueue` shapes.
+//!
+//! Switching from tokio-util is a `use` change:
+//!
+//! | tokio-util | tickwheel |
+//! |---|---|
+//! | `tokio_util::time::DelayQueue` | [`tickwheel::DelayQueue`](crate::DelayQueue) |
+//! | `tokio_util::time::delay_queue::{Expired, Key}` | `tickwheel::delay_queue::{Expired, Key}` |
+//! | `DelayQueue::new()`, `with_capacity(n)` | [`DelayQueue::with_timer`]`(&timer)`, [`DelayQueue::with_capacity_and_timer`]`(n, &timer)` |
+//!
+//! Every other method takes the same arguments and returns the same shapes.
+//!
+//! # Design
+//!
+//! The queue keeps its items in its own structure, which no lock guards (it
+//! is `&mut self` throughout, as tokio-util's): a slab of 24-byte slots plus
+//! a 4-byte generation each (for a `u64` value; `slab.rs`), linked into a
+//! small hashed wheel of the timer's tick and slot count (`buckets.rs`). It
+//! puts exactly one [`Sleep`] on the timer, set for the earliest tick that
+//! holds an item and moved with a reset when that changes, so a queue of a
+//! million items costs the timer one entry, and its task one waker.
+//! Inserting, removing or resetting an item touches the timer only when a
+//! task is waiting on the queue and the item comes due before everything
+//! else in it.
+//!
+//! Internally the queue is split by concern: `key.rs` and `expired.rs` are
+//! the public handles, `slab.rs` stores items, `buckets.rs` orders them by
+//! tick, and this file reads the clock and drives the one sleep.
+
+mod buckets;
+mod expired;
+mod key;
+mod slab;
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll, Waker};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use self::buckets::{Buckets, Placed, Wake};
+pub use self::expired::Expired;
+pub use self::key::Key;
+use self::slab::{Deadline, Slab};
+use crate::shared::Shared;
+use crate::sleep::Sleep;
+use crate::timer::Timer;
+
+/// A queue of items that each come out once their deadline has passed:
+/// tokio-util's `DelayQueue`, on the wheel.
+///
+/// Insert an item with a delay ([`insert`](DelayQueue::insert)) or a deadline
+/// ([`insert_at`](DelayQueue::insert_at)) and keep the [`Key`] it returns to
+/// [`remove`](DelayQueue::remove) it or [`reset`](DelayQueue::reset) its
+/// deadline. [`poll_expired`](DelayQueue::poll_expired), or the queue as a
+/// [`Stream`](futures_core::Stream), yields each item as an [`Expired`] once
+/// its deadline has passed. Session expiry, cache entries with a time to
+/// live, and tables of requests that time out are the usual jobs: one queue
+/// and one task instead of a task and a sleep per entry.
+///
+/// # Precision
+///
+/// The queue measures time on its timer's clock and rounds each deadline up
+/// to the timer's tick, as a [`Sleep`] does:
+///
+/// - **Never early.** An item never comes out before its deadline.
+/// - **At most a tick late.** An item comes out once the timer's clock
+///   has reached the first tick boundary at or after its deadline (plus the
+///   time the runtime takes to run the task polling the queue). An item
+///   inserted (or reset) with a zero delay, or a deadline already passed,
+///   comes out on the next poll.
+/// - **In deadline order, to a tick.** Items come out in the order of the
+///   ticks their deadlines round up to; items of the same tick come out in
+///   no particular order.
+///
+/// # Waking
+///
+/// `poll_expired` returns `Ready(None)` when the queue is empty, and the
+/// task that saw it is woken by the next insert (as tokio-util's). Otherwise
+/// it returns `Pending` with one sleep set on the timer for the earliest
+/// item's tick; an insert or reset that comes due earlier moves that sleep,
+/// and removing the last item wakes the task so it sees `Ready(None)`. Each
+/// item it yields takes a unit of tokio's cooperative budget, so draining a
+/// long run of due items yields to the scheduler, as tokio's channels do.
+///
+/// # Shutdown
+///
+/// After the timer shuts down (`timer.shutdown()`, or the end of the runtime
+/// hosting its driver), the queue can wait for nothing. `poll_expired` then
+/// still yields every item whose deadline has passed on the timer's clock,
+/// and after them returns `Ready(None)` instead of `Pending`: the stream
+/// ends, never hangs and never spins on a dead timer, and no item comes out
+/// early. The items that are not due stay in the queue, where `len`,
+/// `remove`, `try_remove`, `peek` and `clear` still reach them;
+/// [`Timer::is_shutdown`] tells this end from an empty queue.
+///
+/// # Memory
+///
+/// Each item costs its value plus 20 bytes of slot and generation, rounded
+/// up to the value's alignment (28 bytes with a `u64` value, against 56 in
+/// tokio-util's), and nothing on the timer. Storage grows by pages of 1024
+/// slots (the first page starts at 8 and doubles), never copying a full
+/// page; a removed item's slot is reused at once. Items never move, so
+/// [`compact`](DelayQueue::compact) and
+/// [`shrink_to_fit`](DelayQueue::shrink_to_fit) keep every key valid
+/// without a remapping table, and release whole pages that hold no item.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use futures::StreamExt;
+/// use tickwheel::DelayQueue;
+///
+/// let timer = tickwheel::Timer::new();
+/// let mut queue = DelayQueue::with_timer(&timer);
+/// queue.insert("later", Duration::from_secs(2));
+/// let soon = queue.insert("soon", Duration::from_secs(1));
+/// let gone = queue.insert("cancelled", Duration::from_millis(500));
+/// queue.remove(&gone);
+/// queue.reset(&soon, Duration::from_secs(3)); // now the last
+///
+/// let mut order = Vec::new();
+/// while let Some(expired) = queue.next().await {
+///     order.push(expired.into_inner());
+/// }
+/// assert_eq!(order, ["later", "soon"]);
+/// # }
+/// ```
+pub struct DelayQueue<T> {
+    slab: Slab<T>,
+    buckets: Buckets,
+    /// The last tick whose boundary the timer's clock was seen to reach.
+    seen: u64,
+    /// The tick the sleep is set for; `u64::MAX` when it is set for nothing
+    /// the queue waits for.
+    armed: u64,
+    /// The last poll returned `Pending` with the sleep registered: the task
+    /// waits on the sleep's entry in the timer.
+    parked: bool,
+    /// The queue's one timer entry.
+    sleep: Sleep,
+    /// The task to wake on the next insert, after a poll found nothing to
+    /// set the sleep for (an empty queue, or only items that never come
+    /// due).
+    waker: Option<Waker>,
+    /// Keeps the timer's driver running while the queue exists.
+    timer: Timer,
+}
+
+/// [`DelayQueue::new`]: a queue on the current runtime's default timer.
+///
+/// # Panics
+///
+/// Outside a tokio runtime.
+impl<T> Default for DelayQueue<T> {
+    #[track_caller]
+    fn default() -> Self {
+        DelayQueue::new()
+    }
+}
+
+impl<T> DelayQueue<T> {
+    /// An empty queue on the current runtime's default timer
+    /// ([`Timer::current`]): tokio-util's `DelayQueue::new`.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (tokio-util's queue panics there on first
+    /// use instead), and as [`with_timer`](DelayQueue::with_timer).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let mut queue = DelayQueue::new();
+    /// queue.insert("session", Duration::from_secs(30));
+    /// let expired = queue.next().await.unwrap();
+    /// assert_eq!(expired.into_inner(), "session");
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn new() -> Self {
+        DelayQueue::with_timer(&Timer::current())
+    }
+
+    /// An empty queue on the current runtime's default timer with room for
+    /// at least `capacity` items: tokio-util's `DelayQueue::with_capacity`.
+    ///
+    /// # Panics
+    ///
+    /// As [`new`](DelayQueue::new) and
+    /// [`with_capacity_and_timer`](DelayQueue::with_capacity_and_timer).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue: tickwheel::DelayQueue<u64> = tickwheel::DelayQueue::with_capacity(1_000);
+    /// assert!(queue.capacity() >= 1_000);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn with_capacity(capacity: usize) -> Self {
+        DelayQueue::with_capacity_and_timer(capacity, &Timer::current())
+    }
+
+    /// An empty queue on `timer`.
+    ///
+    /// The queue holds one sleep of `timer` for its whole life, whatever it
+    /// holds: it counts as one against a
+    /// [`max_pending`](crate::Builder::max_pending) limit.
+    ///
+    /// # Panics
+    ///
+    /// As [`Timer::sleep`]: if the timer has shut down, or is at its
+    /// `max_pending` limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue: DelayQueue<u64> = DelayQueue::with_timer(&timer);
+    /// assert!(queue.is_empty());
+    /// queue.insert(7, Duration::from_secs(1));
+    /// assert_eq!(queue.len(), 1);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn with_timer(timer: &Timer) -> Self {
+        DelayQueue::with_capacity_and_timer(0, timer)
+    }
+
+    /// An empty queue on `timer` with room for at least `capacity` items
+    /// before it allocates.
+    ///
+    /// # Panics
+    ///
+    /// As [`with_timer`](DelayQueue::with_timer), and if `capacity` exceeds
+    /// the most items a queue can hold (about two billion).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let queue: DelayQueue<u64> = DelayQueue::with_capacity_and_timer(10_000, &timer);
+    /// assert!(queue.capacity() >= 10_000);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn with_capacity_and_timer(capacity: usize, timer: &Timer) -> Self {
+        // A sleep that never fires until the queue sets it.
+        let sleep = timer.sleep(Duration::MAX);
+        let tick_ns = u64::try_from(timer.tick().as_nanos()).unwrap_or(u64::MAX);
+        let now = sleep.shared().now_offset();
+        let origin = Buckets::new(timer.slots(), tick_ns, 0);
+        let seen = origin.tick_floor(now);
+        let mut queue = DelayQueue {
+            slab: Slab::new(),
+            buckets: Buckets::new(timer.slots(), tick_ns, seen),
+            seen,
+            armed: u64::MAX,
+            parked: false,
+            sleep,
+            waker: None,
+            timer: timer.clone(),
+        };
+        queue.reserve(capacity);
+        queue
+    }
+
+    fn shared(&self) -> &Shared {
+        self.sleep.shared()
+    }
+
+    /// Inserts `value`, to come out `timeout` from now, and returns its key.
+    ///
+    /// A zero `timeout` makes the item due at once: the next poll yields it.
+    /// A `timeout` too long for the clock (such as `Duration::MAX`)
+    /// saturates: the item never comes out, and stays until removed.
+    ///
+    /// # Panics
+    ///
+    /// If the queue already holds about two billion items, the most it can
+    /// address.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let start = Instant::now();
+    /// queue.insert("ping", Duration::from_millis(250));
+    /// let expired = std::future::poll_fn(|cx| queue.poll_expired(cx)).await.unwrap();
+    /// assert_eq!(expired.into_inner(), "ping");
+    /// assert!(start.elapsed() >= Duration::from_millis(250));
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
+        let offset = self.offset_after(timeout);
+        self.insert_offset(value, offset, timeout.is_zero())
+    }
+
+    /// Inserts `value`, to come out at `when`, and returns its key.
+    ///
+    /// A deadline already passed makes the item due at once: the next poll
+    /// yields it.
+    ///
+    /// # Panics
+    ///
+    /// As [`insert`](DelayQueue::insert).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let when = Instant::now() + Duration::from_secs(5);
+    /// let key = queue.insert_at("report", when);
+    /// assert_eq!(queue.deadline(&key), when);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
+        let (offset, due) = self.offset_at(when);
+        self.insert_offset(value, offset, due)
+    }
+
+    #[track_caller]
+    fn insert_offset(&mut self, value: T, offset: i64, due: bool) -> Key {
+        let Some(key) = self.slab.insert(value, Deadline::new(offset)) else {
+            panic!(
+                "tickwheel: a DelayQueue holds {} items, the most it can address",
+                self.len()
+            );
+        };
+        let placed = self.buckets.link(&mut self.slab, key.index, due);
+        self.wake_for(placed);
+        key
+    }
+
+    /// The offset of `timeout` from now on the timer's clock, saturating.
+    fn offset_after(&self, timeout: Duration) -> i64 {
+        let shared = self.shared();
+        shared.clock.offset_after(shared.now(), timeout)
+    }
+
+    /// The offset of `when`, and whether it has passed: without reading the
+    /// clock if its tick is known to have passed, else against a reading.
+    fn offset_at(&self, when: Instant) -> (i64, bool) {
+        let shared = self.shared();
+        let offset = shared.clock.offset(when);
+        let due = self.buckets.tick_of(offset) <= self.seen || offset <= shared.now_offset();
+        (offset, due)
+    }
+
+    /// Removes the item of `key` and returns it, whether or not its deadline
+    /// has passed.
+    ///
+    /// # Panics
+    ///
+    /// If `key` is stale (its item was removed, has expired, or the queue was
+    /// cleared), as tokio-util's does. Use
+    /// [`try_remove`](DelayQueue::try_remove) when the item may be gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let key = queue.insert("request 42", Duration::from_secs(30));
+    /// // The reply came: the request no longer times out.
+    /// assert_eq!(queue.remove(&key).into_inner(), "request 42");
+    /// assert!(queue.is_empty());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn remove(&mut self, key: &Key) -> Expired<T> {
+        self.try_remove(key)
+            .unwrap_or_else(|| stale_key("remove", key))
+    }
+
+    /// Removes the item of `key` and returns it, or returns `None` if `key`
+    /// is stale (its item was removed, has expired, or the queue was
+    /// cleared). A stale key never reaches a later item.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let key = queue.insert(1, Duration::from_secs(1));
+    /// assert!(queue.try_remove(&key).is_some());
+    /// assert!(queue.try_remove(&key).is_none());
+    /// # }
+    /// ```
+    pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
+        self.slab.get(*key)?;
+        self.buckets.unlink(&mut self.slab, key.index);
+        let (item, key) = self.slab.remove(key.index);
+        if self.slab.len() == 0 {
+            // A task waiting on the queue sees it empty (`Ready(None)`).
+            self.wake_parked();
+        }
+        Some(self.expired(item.value, item.deadline, key))
+    }
+
+    /// Moves the deadline of `key`'s item to `timeout` from now, keeping its
+    /// key. A zero `timeout` makes it due at once.
+    ///
+    /// # Panics
+    ///
+    /// If `key` is stale, as tokio-util's does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let session = queue.insert("alice", Duration::from_secs(60));
+    /// // Alice is active again: her session lasts another minute from now.
+    /// queue.reset(&session, Duration::from_secs(60));
+    /// assert_eq!(queue.deadline(&session), Instant::now() + Duration::from_secs(60));
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn reset(&mut self, key: &Key, timeout: Duration) {
+        let offset = self.offset_after(timeout);
+        self.reset_offset("reset", key, offset, timeout.is_zero());
+    }
+
+    /// Moves the deadline of `key`'s item to `when`, keeping its key. A
+    /// deadline already passed makes it due at once.
+    ///
+    /// # Panics
+    ///
+    /// If `key` is stale, as tokio-util's does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let key = queue.insert("lease", Duration::from_secs(30));
+    /// let sooner = Instant::now() + Duration::from_secs(10);
+    /// queue.reset_at(&key, sooner);
+    /// assert_eq!(queue.deadline(&key), sooner);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn reset_at(&mut self, key: &Key, when: Instant) {
+        let (offset, due) = self.offset_at(when);
+        self.reset_offset("reset_at", key, offset, due);
+    }
+
+    #[track_caller]
+    fn reset_offset(&mut self, method: &str, key: &Key, offset: i64, due: bool) {
+        if self.slab.get(*key).is_none() {
+            stale_key(method, key);
+        }
+        let deadline = Deadline::new(offset);
+        // Later, in a ring bucket: the deadline moves in place, and the item
+        // is linked again when its bucket comes round. Nothing to wake: it
+        // comes due later than before.
+        if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
+            return;
+        }
+        // Unlinked under the old deadline, which names its far lap.
+        self.buckets.unlink(&mut self.slab, key.index);
+        self.slab.at_mut(key.index).deadline = deadline;
+        let placed = self.buckets.link(&mut self.slab, key.index, due);
+        self.wake_for(placed);
+    }
+
+    /// The deadline of `key`'s item: the instant it was inserted or last
+    /// reset with (deadlines too far for the clock saturate, about 292 years
+    /// out).
+    ///
+    /// # Panics
+    ///
+    /// If `key` is stale, as tokio-util's does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let key = queue.insert((), Duration::from_secs(3));
+    /// assert_eq!(queue.deadline(&key), Instant::now() + Duration::from_secs(3));
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn deadline(&self, key: &Key) -> Instant {
+        match self.slab.get(*key) {
+            Some(item) => self.instant_at(item.deadline),
+            None => stale_key("deadline", key),
+        }
+    }
+
+    /// The key of the item that comes out next (one of those whose deadline
+    /// rounds up to the earliest tick), whether or not it is due yet; `None`
+    /// if the queue is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// assert_eq!(queue.peek(), None);
+    /// queue.insert("b", Duration::from_secs(20));
+    /// let first = queue.insert("a", Duration::from_secs(10));
+    /// assert_eq!(queue.peek(), Some(first));
+    /// # }
+    /// ```
+    pub fn peek(&self) -> Option<Key> {
+        self.buckets
+            .peek(&self.slab)
+            .map(|index| self.slab.key_at(index))
+    }
+
+    /// The next item whose deadline has passed, as tokio-util's
+    /// `poll_expired`.
+    ///
+    /// - `Ready(Some(expired))`: an item whose deadline has passed (see the
+    ///   precision rules on [`DelayQueue`]); it has left the queue.
+    /// - `Ready(None)`: the queue is empty (or its timer has shut down and
+    ///   nothing left in it is due). The task is woken by the next insert.
+    /// - `Pending`: items are waiting; the task is woken when the earliest
+    ///   comes due, or when an insert, reset or remove changes that.
+    ///
+    /// Each `Ready` takes a unit of tokio's cooperative budget.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::future::poll_fn;
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// queue.insert("x", Duration::from_millis(30));
+    /// let x = poll_fn(|cx| queue.poll_expired(cx)).await;
+    /// assert_eq!(x.unwrap().into_inner(), "x");
+    /// assert!(poll_fn(|cx| queue.poll_expired(cx)).await.is_none());
+    /// # }
+    /// ```
+    pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        self.parked = false;
+        // The clock is read at most once per sleep that completes: due
+        // items found by an earlier reading come out without one.
+        let mut read = false;
+        loop {
+            if let Some(index) = self.buckets.pop_due(&mut self.slab, self.seen) {
+                coop.made_progress();
+                let (item, key) = self.slab.remove(index);
+                return Poll::Ready(Some(self.expired(item.value, item.deadline, key)));
+            }
+            if self.slab.len() == 0 {
+                self.keep_waker(cx);
+                coop.made_progress();
+                return Poll::Ready(None);
+            }
+            if !read {
+                read = true;
+                let now = self.buckets.tick_floor(self.shared().now_offset());
+                if now > self.seen {
+                    self.seen = now;
+                    continue;
+                }
+            }
+            self.buckets.settle(&mut self.slab, self.seen);
+            if self.shared().is_shutdown() {
+                // Nothing can wait any more; what is due has come out.
+                coop.made_progress();
+                return Poll::Ready(None);
+            }
+            let tick = match self.buckets.next_wake() {
+                Wake::At(tick) => tick,
+                Wake::Never => {
+                    // Only items that never come due: an insert wakes us.
+                    self.keep_waker(cx);
+                    return Poll::Pending;
+                }
+            };
+            if tick != self.armed {
+                let boundary = self.buckets.boundary(tick);
+                // The tick is after the reading just made; if its boundary
+                // has passed since, the wheel completes the sleep at once.
+                if Pin::new(&mut self.sleep)
+                    .try_reset_offset(boundary, Some(i64::MIN))
+                    .is_err()
+                {
+                    continue; // shut down: the check above ends the poll
+                }
+                self.armed = tick;
+            }
+            match self.sleep.poll_unbudgeted(cx) {
+                Poll::Pending => {
+                    self.parked = true;
+                    return Poll::Pending;
+                }
+                Poll::Ready(()) => {
+                    // The tick's boundary has passed (or the timer shut
+                    // down): read the clock again.
+                    self.armed = u64::MAX;
+                    read = false;
+                }
+            }
+        }
+    }
+
+    /// The number of items in the queue, due or not.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// queue.insert('a', Duration::from_secs(1));
+    /// queue.insert('b', Duration::ZERO);
+    /// assert_eq!(queue.len(), 2);
+    /// # }
+    /// ```
+    pub fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    /// `true` if the queue holds no item.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let timer = tickwheel::Timer::new();
+    /// let queue: tickwheel::DelayQueue<()> = tickwheel::DelayQueue::with_timer(&timer);
+    /// assert!(queue.is_empty());
+    /// # }
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.slab.len() == 0
+    }
+
+    /// The number of items the queue can hold without allocating: its
+    /// allocated slots, occupied or not.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// assert_eq!(queue.capacity(), 0);
+    /// queue.insert(1u64, Duration::from_secs(1));
+    /// assert!(queue.capacity() >= 1);
+    /// # }
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.slab.capacity()
+    }
+
+    /// Makes room for at least `additional` more items without allocating.
+    ///
+    /// # Panics
+    ///
+    /// If that would take the queue past the most items it can address
+    /// (about two billion).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue: DelayQueue<u64> = DelayQueue::with_timer(&timer);
+    /// queue.reserve(5_000);
+    /// assert!(queue.capacity() >= 5_000);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn reserve(&mut self, additional: usize) {
+        assert!(
+            self.slab.reserve(additional),
+            "tickwheel: DelayQueue capacity overflow (at most about two billion items)"
+        );
+    }
+
+    /// Removes every item. Every key handed out so far becomes stale; the
+    /// capacity stays. A task waiting on the queue is woken and sees
+    /// `Ready(None)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let key = queue.insert("a", Duration::from_secs(1));
+    /// queue.clear();
+    /// assert!(queue.is_empty());
+    /// assert!(queue.try_remove(&key).is_none());
+    /// # }
+    /// ```
+    pub fn clear(&mut self) {
+        let had_items = self.slab.len() > 0;
+        self.buckets.clear();
+        self.slab.clear();
+        if had_items {
+            self.wake_parked();
+        }
+    }
+
+    /// Releases the memory of every page of slots (1024 each) that holds no
+    /// item, wherever it is. Items never move, so every key stays valid (a
+    /// page with a single item stays allocated).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let keys: Vec<_> = (0..10_000).map(|i| queue.insert(i, Duration::from_secs(60))).collect();
+    /// for key in &keys[..9_000] {
+    ///     queue.remove(key);
+    /// }
+    /// let before = queue.capacity();
+    /// queue.compact();
+    /// assert!(queue.capacity() < before);
+    /// assert_eq!(*queue.remove(&keys[9_500]).get_ref(), 9_500);
+    /// # }
+    /// ```
+    pub fn compact(&mut self) {
+        self.slab.release_empty_pages(true);
+    }
+
+    /// Releases the memory of the pages of slots at the end of the queue's
+    /// storage that hold no item. Cheaper than
+    /// [`compact`](DelayQueue::compact), which also releases empty pages
+    /// between occupied ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::DelayQueue;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut queue = DelayQueue::with_timer(&timer);
+    /// let keys: Vec<_> = (0..10_000).map(|i| queue.insert(i, Duration::from_secs(60))).collect();
+    /// for key in &keys[1_000..] {
+    ///     queue.remove(key);
+    /// }
+    /// queue.shrink_to_fit();
+    /// assert!(queue.capacity() < 2_000);
+    /// # }
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.slab.release_empty_pages(false);
+    }
+
+    fn expired(&self, data: T, deadline: Deadline, key: Key) -> Expired<T> {
+        Expired {
+            data,
+            deadline: self.instant_at(deadline),
+            key,
+        }
+    }
+
+    fn instant_at(&self, deadline: Deadline) -> Instant {
+        self.shared().clock.instant_at(deadline.offset())
+    }
+
+    /// After linking an item: wakes the waiting task if the item changes
+    /// what it waits for.
+    fn wake_for(&mut self, placed: Placed) {
+        if self.parked {
+            match placed {
+                Placed::Due => self.wake_parked(),
+                Placed::At(tick) if tick < self.armed => {
+                    // The sleep keeps its waker: the task is woken at the
+                    // earlier tick without polling again first.
+                    let boundary = self.buckets.boundary(tick);
+                    // On a shut-down timer the task was woken already.
+                    if Pin::new(&mut self.sleep)
+                        .try_reset_offset(boundary, Some(i64::MIN))
+                        .is_ok()
+                    {
+                        self.armed = tick;
+                    }
+                }
+                Placed::At(_) | Placed::Never => {}
+            }
+        }
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// Wakes the task waiting on the sleep now, by completing the sleep.
+    fn wake_parked(&mut self) {
+        if std::mem::take(&mut self.parked) {
+            // A deadline at the clock's reading completes the sleep and wakes
+            // its task; a shut-down timer has woken it already.
+            let _ = Pin::new(&mut self.sleep).try_reset_offset(i64::MIN, Some(i64::MIN));
+            self.armed = u64::MAX;
+        }
+    }
+
+    /// Keeps the polling task's waker for the next insert to wake.
+    fn keep_waker(&mut self, cx: &Context<'_>) {
+        match &self.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => self.waker = Some(cx.waker().clone()),
+        }
+    }
+}
+
+#[track_caller]
+fn stale_key(method: &str, key: &Key) -> ! {
+    panic!(
+        "tickwheel: DelayQueue::{method} with a stale key {key:?}: its item was removed, \
+         has expired, or the queue was cleared (try_remove returns None instead)"
+    )
+}
+
+// No `T` is ever pinned: the queue moves its values freely.
+impl<T> Unpin for DelayQueue<T> {}
+
+impl<T> futures_core::Stream for DelayQueue<T> {
+    type Item = Expired<T>;
+
+    /// [`poll_expired`](DelayQueue::poll_expired): the stream ends
+    /// (`None`) whenever the queue is empty, and yields again after an
+    /// insert, as tokio-util's.
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
+        self.get_mut().poll_expired(cx)
+    }
+}
+
+impl<T> fmt::Debug for DelayQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DelayQueue")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("bytes", &self.slab.allocated_bytes())
+            .field("elapsed_tick", &self.buckets.elapsed())
+            .field("waiting", &self.parked)
+            .field("timer", &self.timer)
+            .finish()
+    }
+}
