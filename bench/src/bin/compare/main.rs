@@ -288,7 +288,7 @@ fn parent(options: &Options) -> ExitCode {
     }
     let _ = std::fs::create_dir_all(&target_dir);
     let caption = format!(
-        "vs tokio::time, medians of {reps} runs{}: {}",
+        "vs tokio::time, medians of {reps} repetitions{}: {}",
         if quick { ", --quick" } else { "" },
         machine
             .split("; ")
