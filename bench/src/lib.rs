@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use tokio::runtime::Runtime;
 
+pub mod settings;
+
 /// Far enough out that no W1/W2/W4 timer fires during a run.
 pub const DEADLINE: Duration = Duration::from_secs(5);
 
@@ -27,19 +29,29 @@ pub fn current_thread() -> Runtime {
         .expect("build a current_thread runtime")
 }
 
-/// A multi-thread runtime with 2 workers (the development machine's cores).
+/// A multi-thread runtime with 2 workers (the development machine's cores),
+/// on tokio's alternative timer if [`settings::use_alt_timer`] was called.
 pub fn two_workers() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("build a 2-worker runtime")
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(2).enable_all();
+    #[cfg(tokio_unstable)]
+    if settings::alt_timer() {
+        builder.enable_alt_timer();
+    }
+    builder.build().expect("build a 2-worker runtime")
 }
 
-/// A tickwheel `Timer` whose driver runs on `rt`.
+/// A tickwheel `Timer` whose driver runs on `rt`: the default settings, or
+/// the tick given to [`settings::set_tick`].
 pub fn new_timer(rt: &Runtime) -> tickwheel::Timer {
     let _guard = rt.enter();
-    tickwheel::Timer::new()
+    match settings::tick() {
+        Some(tick) => tickwheel::Timer::builder()
+            .tick(tick)
+            .build()
+            .expect("a tick of at least 1 ms"),
+        None => tickwheel::Timer::new(),
+    }
 }
 
 /// Pending on its first poll, ready on the second: a call that does not

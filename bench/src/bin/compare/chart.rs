@@ -1,6 +1,14 @@
-//! The SVG chart of the ratios to `tokio::time` (plotters, SVG backend only).
+//! The charts of the ratios of the medians to `tokio::time`'s: SVG
+//! (plotters, SVG backend only) and text.
 
-use crate::report::{ratio, Row};
+use crate::report::{Column, Row};
+
+/// The charted ratios to tokio: name, column, SVG colour (RGB).
+const SERIES: [(&str, Column, (u8, u8, u8)); 3] = [
+    ("tickwheel", Column::Tickwheel, (0x1f, 0x77, 0xb4)),
+    ("tokio alt", Column::TokioAlt, (0x2c, 0xa0, 0x2c)),
+    ("pingora", Column::Pingora, (0xff, 0x7f, 0x0e)),
+];
 
 pub fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), String> {
     use plotters::prelude::*;
@@ -18,7 +26,7 @@ pub fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), 
         .y_label_area_size(60)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (LO..HI).log_scale())
         .map_err(|e| e.to_string())?;
-    let labels: Vec<&str> = charted.iter().map(|r| r.short).collect();
+    let labels: Vec<&str> = charted.iter().map(|r| r.short.as_str()).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -33,32 +41,30 @@ pub fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), 
                 String::new()
             }
         })
-        .y_desc("ratio to tokio::time (log scale, lower is better)")
+        .y_desc("ratio of medians to tokio::time's (log scale, lower is better)")
         .y_label_formatter(&|y| format!("{y}"))
         .draw()
         .map_err(|e| e.to_string())?;
-    let series = [
-        ("tickwheel / tokio", 0usize, RGBColor(0x1f, 0x77, 0xb4)),
-        ("pingora / tokio", 2usize, RGBColor(0xff, 0x7f, 0x0e)),
-    ];
-    for (k, (name, column, color)) in series.into_iter().enumerate() {
-        let offset = if k == 0 { -0.38 } else { 0.02 };
+    const WIDTH: f64 = 0.26;
+    for (k, (name, column, (r, g, b))) in SERIES.into_iter().enumerate() {
+        let color = RGBColor(r, g, b);
+        let offset = -1.5 * WIDTH + k as f64 * WIDTH;
         let bars: Vec<_> = charted
             .iter()
             .enumerate()
             .filter_map(|(i, row)| {
-                let r = ratio(row.values[column], row.values[1])?;
+                let r = row.ratio_to_tokio(column)?;
                 // Outside 0.1-100 a bar stops at the edge; the table has the value.
                 let r = r.clamp(LO, HI);
                 let x = i as f64 + offset;
                 let (a, b) = if r < 1.0 { (r, 1.0) } else { (1.0, r) };
-                Some(Rectangle::new([(x, a), (x + 0.36, b)], color.filled()))
+                Some(Rectangle::new([(x, a), (x + WIDTH, b)], color.filled()))
             })
             .collect();
         chart
             .draw_series(bars)
             .map_err(|e| e.to_string())?
-            .label(name)
+            .label(format!("{name} / tokio"))
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
     }
     chart
@@ -69,16 +75,25 @@ pub fn chart(rows: &[Row], path: &std::path::Path, caption: &str) -> Result<(), 
         .map_err(|e| e.to_string())?
         .label("tokio::time = 1")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], BLACK));
-    // The 0.5 x tokio target line (W1, W2, W3 CPU).
+    // Each ratio target of tickwheel's, across its workload's bars.
     let red = RGBColor(0xd6, 0x27, 0x28);
+    let marks: Vec<_> = charted
+        .iter()
+        .enumerate()
+        .filter_map(|(i, row)| {
+            let at = row.target?;
+            let x = i as f64;
+            Some(PathElement::new(
+                vec![(x - 0.45, at), (x + 0.45, at)],
+                red.stroke_width(2),
+            ))
+        })
+        .collect();
     chart
-        .draw_series(std::iter::once(PathElement::new(
-            vec![(-0.5, 0.5), (n as f64 - 0.5, 0.5)],
-            red.stroke_width(1),
-        )))
+        .draw_series(marks)
         .map_err(|e| e.to_string())?
-        .label("target 0.5 x tokio (W1, W2, W3 CPU)")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], red));
+        .label("tickwheel's target")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], red.stroke_width(2)));
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
@@ -111,12 +126,16 @@ pub fn text_chart(rows: &[Row]) -> String {
         }
         line
     };
-    let mut out = String::from("ratio to tokio::time (| = 1.0, lower is better)\n");
+    let mut out = String::from("ratio of medians to tokio::time's (| = 1.0, lower is better)\n");
     for row in rows.iter().filter(|r| r.charted) {
-        for (name, column) in [("tickwheel", 0usize), ("pingora", 2usize)] {
-            if let Some(r) = ratio(row.values[column], row.values[1]) {
+        for (name, column, _) in SERIES {
+            if let Some(r) = row.ratio_to_tokio(column) {
+                let target = match (column, row.target) {
+                    (Column::Tickwheel, Some(t)) => format!("  (target {t})"),
+                    _ => String::new(),
+                };
                 out.push_str(&format!(
-                    "{:<8} {:<9} {:<42} {r:.2}\n",
+                    "{:<8} {:<9} {:<42} {r:.2}{target}\n",
                     row.short,
                     name,
                     bar(r)

@@ -36,8 +36,11 @@ use std::time::{Duration, Instant};
 use tickwheel_bench::{current_thread, new_timer};
 
 use crate::measure::{cpu_ns, live_bytes};
-use crate::report::{fmt_opt, ratio, Results};
+use crate::report::{fmt_opt, fmt_spread, ratio};
+use crate::results::{Results, Spread};
+use crate::runs::Variant;
 use crate::systems::{emit, Figures, Sizes, Sys, Work};
+use crate::targets::{self, every_rep, median, Target};
 
 /// Items pending while DQ2 and DQ3 churn.
 const STANDING: usize = 10_000;
@@ -324,110 +327,228 @@ pub fn run_dq(work: Work, sys: Sys, sizes: Sizes, out: &mut Figures) {
     }
 }
 
-/// The delay-queue table (tickwheel against tokio-util, and the ratio) and
-/// its targets.
+/// The delay-queue table rows: label, unit, digits, workload, figure.
+const ROWS: [(&str, &str, usize, Work, &str); 11] = [
+    ("DQ1 CPU: insert 1M, all expire", "s", 3, Work::Dq1, "cpu_s"),
+    ("DQ1 insert, wall", "ns/item", 1, Work::Dq1, "insert_ns"),
+    (
+        "DQ1 memory per item (u64 value)",
+        "B",
+        1,
+        Work::Dq1,
+        "bytes_per_item",
+    ),
+    ("DQ1 lateness p50", "ms", 2, Work::Dq1, "p50_ms"),
+    ("DQ1 lateness p99", "ms", 2, Work::Dq1, "p99_ms"),
+    ("DQ1 lateness max", "ms", 2, Work::Dq1, "max_ms"),
+    ("DQ1 early items", "", 0, Work::Dq1, "early"),
+    (
+        "DQ2 CPU: insert+remove, one timeout, in order",
+        "ns/op",
+        1,
+        Work::Dq2,
+        "cpu_ns_per_op",
+    ),
+    (
+        "DQ2 variant: random delays",
+        "ns/op",
+        1,
+        Work::Dq2,
+        "cpu_ns_per_op_random",
+    ),
+    (
+        "DQ3 CPU: insert+reset, idle timeouts refreshed",
+        "ns/op",
+        1,
+        Work::Dq3,
+        "cpu_ns_per_op",
+    ),
+    (
+        "DQ3 variant: reset to random delays",
+        "ns/op",
+        1,
+        Work::Dq3,
+        "cpu_ns_per_op_random",
+    ),
+];
+
+/// `key` of `sys`'s queue in `work` over the repetitions.
+fn spread(r: &Results, work: Work, sys: Sys, key: &str) -> Option<Spread> {
+    r.spread(work, sys, Variant::Plain, key)
+}
+
+/// The delay-queue table (tickwheel against tokio-util: min / median / max
+/// over the repetitions, and the ratio of the medians) and its targets.
 pub fn report(r: &Results) -> String {
-    let tw = Sys::Tickwheel;
-    let tu = Sys::Tokio;
-    let rows: [(&str, &str, usize, Work, &str); 11] = [
-        ("DQ1 CPU: insert 1M, all expire", "s", 3, Work::Dq1, "cpu_s"),
-        ("DQ1 insert, wall", "ns/item", 1, Work::Dq1, "insert_ns"),
-        (
-            "DQ1 memory per item (u64 value)",
-            "B",
-            1,
-            Work::Dq1,
-            "bytes_per_item",
-        ),
-        ("DQ1 lateness p50", "ms", 2, Work::Dq1, "p50_ms"),
-        ("DQ1 lateness p99", "ms", 2, Work::Dq1, "p99_ms"),
-        ("DQ1 lateness max", "ms", 2, Work::Dq1, "max_ms"),
-        ("DQ1 early items", "", 0, Work::Dq1, "early"),
-        (
-            "DQ2 CPU: insert+remove, one timeout, in order",
-            "ns/op",
-            1,
-            Work::Dq2,
-            "cpu_ns_per_op",
-        ),
-        (
-            "DQ2 variant: random delays",
-            "ns/op",
-            1,
-            Work::Dq2,
-            "cpu_ns_per_op_random",
-        ),
-        (
-            "DQ3 CPU: insert+reset, idle timeouts refreshed",
-            "ns/op",
-            1,
-            Work::Dq3,
-            "cpu_ns_per_op",
-        ),
-        (
-            "DQ3 variant: reset to random delays",
-            "ns/op",
-            1,
-            Work::Dq3,
-            "cpu_ns_per_op_random",
-        ),
-    ];
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\nDelayQueue: tickwheel against tokio-util's (on tokio::time)\n"
+        "DelayQueue: tickwheel against tokio-util's (on tokio::time)\n"
     );
     let _ = writeln!(
         s,
         "| workload | unit | tickwheel | tokio-util | tickwheel / tokio-util |"
     );
     let _ = writeln!(s, "|---|---|---:|---:|---:|");
-    for (label, unit, digits, work, key) in rows {
-        let (t, k) = (r.get(work, tw, key), r.get(work, tu, key));
+    for (label, unit, digits, work, key) in ROWS {
+        let (t, k) = (
+            spread(r, work, Sys::Tickwheel, key),
+            spread(r, work, Sys::Tokio, key),
+        );
         let _ = writeln!(
             s,
             "| {label} | {unit} | {} | {} | {} |",
-            fmt_opt(t, digits),
-            fmt_opt(k, digits),
-            fmt_opt(ratio(t, k), 2)
+            fmt_spread(t, digits),
+            fmt_spread(k, digits),
+            fmt_opt(ratio(median(t), median(k)), 2)
         );
     }
-    let _ = writeln!(s, "\n| target | rule | result | figures |");
-    let _ = writeln!(s, "|---|---|---|---|");
-    let verdict = |met: Option<bool>| match met {
-        Some(true) => "MET",
-        Some(false) => "MISSED",
-        None => "NO DATA",
-    };
-    for (name, work, key) in [
-        ("DQ1 CPU", Work::Dq1, "cpu_s"),
-        ("DQ1 memory per item", Work::Dq1, "bytes_per_item"),
-        ("DQ2 CPU per op", Work::Dq2, "cpu_ns_per_op"),
-        ("DQ3 CPU per op", Work::Dq3, "cpu_ns_per_op"),
-    ] {
-        let (t, k) = (r.get(work, tw, key), r.get(work, tu, key));
-        let _ = writeln!(
-            s,
-            "| {name} | <= 0.5 x tokio-util's | {} | tickwheel {}, tokio-util {} ({}x) |",
-            verdict(t.zip(k).map(|(t, k)| t <= 0.5 * k)),
-            fmt_opt(t, 3),
-            fmt_opt(k, 3),
-            fmt_opt(ratio(t, k), 2)
-        );
-    }
-    let p99 = r.get(Work::Dq1, tw, "p99_ms");
-    let tick = r.get(Work::Dq1, tw, "resolution_ms");
-    let early = r.get(Work::Dq1, tw, "early");
     let _ = writeln!(
         s,
-        "| DQ1 lateness | p99 <= 1 tick + 2 ms; 0 early | {} | p99 {} ms (tick {} ms), {} early |",
-        verdict(match (p99, tick, early) {
-            (Some(p), Some(t), Some(e)) => Some(p <= t + 2.0 && e == 0.0),
-            _ => None,
-        }),
-        fmt_opt(p99, 2),
-        fmt_opt(tick, 0),
-        fmt_opt(early, 0)
+        "\nEach figure is min / median / max over {} repetitions (one value where they agree), \
+         the two queues taking turns within each repetition; ratios are of the medians.",
+        r.reps
     );
+    s.push_str(&targets::table(&targets(r)));
     s
+}
+
+/// The delay-queue targets: CPU and memory at most half of tokio-util's
+/// (medians), and DQ1's lateness within a tick and 2 ms (median p99) with
+/// no item early in any repetition.
+pub fn targets(r: &Results) -> Vec<Target> {
+    let mut out = Vec::new();
+    for (name, work, key, unit, digits) in [
+        ("DQ1 CPU", Work::Dq1, "cpu_s", "s", 3),
+        ("DQ1 memory per item", Work::Dq1, "bytes_per_item", "B", 1),
+        ("DQ2 CPU per op", Work::Dq2, "cpu_ns_per_op", "ns", 1),
+        ("DQ3 CPU per op", Work::Dq3, "cpu_ns_per_op", "ns", 1),
+    ] {
+        let (t, k) = (
+            spread(r, work, Sys::Tickwheel, key),
+            spread(r, work, Sys::Tokio, key),
+        );
+        let x = ratio(median(t), median(k));
+        out.push(Target {
+            name: name.to_string(),
+            rule: "<= 0.5 x tokio-util's (medians)".to_string(),
+            met: x.map(|x| x <= 0.5),
+            detail: format!(
+                "tickwheel {} {unit}, tokio-util {} {unit}: {}x",
+                fmt_spread(t, digits),
+                fmt_spread(k, digits),
+                fmt_opt(x, 2)
+            ),
+        });
+    }
+    let p99 = spread(r, Work::Dq1, Sys::Tickwheel, "p99_ms");
+    let tick = median(spread(r, Work::Dq1, Sys::Tickwheel, "resolution_ms"));
+    let early = r.per_rep(Work::Dq1, Sys::Tickwheel, Variant::Plain, "early");
+    out.push(Target {
+        name: "DQ1 lateness".to_string(),
+        rule: "p99 <= 1 tick + 2 ms (median); 0 early in every repetition".to_string(),
+        met: median(p99)
+            .zip(tick)
+            .map(|(p, t)| p <= t + 2.0)
+            .zip(every_rep(&early, r.reps, |e| e == 0.0))
+            .map(|(a, b)| a && b),
+        detail: format!(
+            "p99 {} ms (tick {} ms), early {}",
+            fmt_spread(p99, 2),
+            fmt_opt(tick, 0),
+            fmt_spread(Spread::of(early.values().copied()), 0)
+        ),
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::Run;
+
+    /// DQ figures of both queues, one map per repetition.
+    fn results(work: Work, reps: &[(Figures, Figures)]) -> Results {
+        let mut r = Results::new(reps.len());
+        for (rep, (tw, tu)) in reps.iter().enumerate() {
+            for (sys, figures) in [(Sys::Tickwheel, tw), (Sys::Tokio, tu)] {
+                let run = Run {
+                    work,
+                    sys,
+                    variant: Variant::Plain,
+                };
+                r.insert(run, rep, figures.clone());
+            }
+        }
+        r
+    }
+
+    fn figures(pairs: &[(&str, f64)]) -> Figures {
+        pairs.iter().map(|&(k, v)| (k.to_string(), v)).collect()
+    }
+
+    fn verdict(r: &Results, name: &str) -> Option<bool> {
+        targets(r)
+            .into_iter()
+            .find(|t| t.name == name)
+            .expect("the target")
+            .met
+    }
+
+    #[test]
+    fn cpu_targets_compare_medians() {
+        let op = |ns| figures(&[("cpu_ns_per_op", ns)]);
+        // Repetition 2 is slow for tickwheel (0.8x), but the medians are
+        // 40 against 100.
+        let r = results(
+            Work::Dq2,
+            &[
+                (op(40.0), op(100.0)),
+                (op(80.0), op(100.0)),
+                (op(30.0), op(90.0)),
+            ],
+        );
+        assert_eq!(verdict(&r, "DQ2 CPU per op"), Some(true));
+        let r = results(
+            Work::Dq2,
+            &[
+                (op(60.0), op(100.0)),
+                (op(80.0), op(100.0)),
+                (op(30.0), op(90.0)),
+            ],
+        );
+        assert_eq!(verdict(&r, "DQ2 CPU per op"), Some(false));
+        assert_eq!(verdict(&r, "DQ3 CPU per op"), None);
+    }
+
+    #[test]
+    fn lateness_needs_no_early_item_in_any_repetition() {
+        let dq1 =
+            |p99, early| figures(&[("p99_ms", p99), ("resolution_ms", 10.0), ("early", early)]);
+        // Median p99 12.5 ms, above the 10 ms tick + 2 ms.
+        let late = results(
+            Work::Dq1,
+            &[
+                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
+                (dq1(14.0, 0.0), dq1(1.0, 0.0)),
+            ],
+        );
+        assert_eq!(verdict(&late, "DQ1 lateness"), Some(false));
+        let on_time = results(
+            Work::Dq1,
+            &[
+                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
+                (dq1(12.5, 0.0), dq1(1.0, 0.0)),
+            ],
+        );
+        assert_eq!(verdict(&on_time, "DQ1 lateness"), Some(true));
+        let one_early = results(
+            Work::Dq1,
+            &[
+                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
+                (dq1(11.0, 1.0), dq1(1.0, 0.0)),
+            ],
+        );
+        assert_eq!(verdict(&one_early, "DQ1 lateness"), Some(false));
+    }
 }

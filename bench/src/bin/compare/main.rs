@@ -1,17 +1,31 @@
-//! Every workload of the comparison (W1-W6), for tickwheel, `tokio::time` and `pingora-timeout`,
-//! in one run: a table of absolute figures and ratios against `tokio::time`,
-//! a MET/MISSED line per target, and an SVG chart of the ratios.
+//! Every workload of the comparison (W1-W7), for tickwheel, `tokio::time`,
+//! tokio's alternative timer (multi-thread workloads) and `pingora-timeout`,
+//! and the delay-queue workloads (DQ1-DQ3, tickwheel's `DelayQueue` against
+//! tokio-util's), in one run: a table of absolute figures (min / median /
+//! max over the repetitions) and ratios of the medians to `tokio::time`'s
+//! (tokio-util's for the delay queues), a MET/MISSED line per target, and
+//! the W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
-//! cargo run --release -p tickwheel-bench            # full run, a few minutes
-//! cargo run --release -p tickwheel-bench -- --quick # smaller sizes, for development and CI
+//! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
+//! cargo run --release -p tickwheel-bench -- --quick # smaller sizes, 2 repetitions: development and CI
+//! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms)
 //! ```
 //!
 //! Each (workload, system) pair runs in its own child process (this binary
 //! re-executed with `--child <workload> <system>`), so one system's threads,
 //! caches, clock thread (pingora starts one that never stops) and heap never
 //! leak into another's figures. A child prints `key=value` lines; the parent
-//! collects them.
+//! collects them. Every child runs once per repetition (5, `--reps`), the
+//! systems of a workload taking turns within each repetition, so a noisy
+//! moment of the machine weighs on all of them; targets on a ratio compare
+//! medians, and W1 on 2 workers compares repetition by repetition.
+//!
+//! tokio's alternative timer (`runtime::Builder::enable_alt_timer`) needs
+//! tokio built with `--cfg tokio_unstable`: the parent builds this binary
+//! again with that flag in `target/alt-timer` and runs its children with
+//! `--alt-timer` (skipped under `--quick`, see `alt_timer`). W6 runs a
+//! second time for tickwheel with a 1 ms tick (`--w6-tick-ms`).
 //!
 //! Workloads:
 //!
@@ -22,91 +36,81 @@
 //!   16-byte ready future instead. tickwheel runs it twice: through a held
 //!   `Timer` handle (`timer.sleep`), and as `ambient` through
 //!   `tickwheel::time::sleep` on the runtime's default timer (no handle
-//!   held); the report gives the ratio of their overheads.
-//! - W3 1M sleeps due 0.1-1.1 s after creation (pseudo-random order),
-//!   registered by polling each once with one shared counting waker, all
-//!   fired, then polled to completion and dropped: process CPU time over the
-//!   whole, and bytes per pending timer (the element the caller stores plus
-//!   the live-heap growth per timer, from a counting global allocator).
+//!   held); the report gives the ratio of their overheads (medians).
+//! - W3 1M sleeps due 0.1-1.1 s after creation (0.1-0.4 s with `--quick`)
+//!   in pseudo-random order, registered by polling each once with one shared
+//!   counting waker, all fired, then polled to completion and dropped:
+//!   process CPU time over the whole, and bytes per pending timer (the
+//!   element the caller stores plus the live-heap growth per timer, from a
+//!   counting global allocator).
 //! - W4 registration (`sleep(d)` + first poll, kept registered; `d` 1-5 s) in
 //!   chunks of 1,000 dropped untimed, with 0 and with 1M timers already
 //!   pending (due 10-1000 s out). Best of several rounds.
-//! - W5 a 2-worker runtime idle for 5 s after its one timer fired: driver
-//!   wake-ups (tickwheel's `stats().wakeups`), context switches of all the
-//!   process's threads, process CPU time.
-//! - W6 1M timers due 1-2 s after registration started, on a 2-worker runtime
-//!   in real time; each timer's own waker stamps the time it is woken, so
-//!   lateness = wake time - deadline (the timer's own lateness, without the
-//!   scheduling of the woken task, which all systems share).
+//! - W5 a 2-worker runtime idle for 5 s (0.3 s with `--quick`) after its one
+//!   timer fired: driver wake-ups (tickwheel's `stats().wakeups`), context
+//!   switches of all the process's threads, process CPU time.
+//! - W6 1M timers due 3-4 s after registration started (0.7-1.0 s with
+//!   `--quick`), on a 2-worker runtime in real time; each timer's own waker
+//!   stamps the time it is woken, so lateness = wake time - deadline (the
+//!   timer's own lateness, without the scheduling of the woken task, which
+//!   all systems share). tickwheel runs it twice: at its default 10 ms tick
+//!   and at 1 ms.
+//! - W7 idle-timeout resets: 100k long-lived sleeps, each pushed to now +
+//!   30 s on every "message", messages spread over them at random, by 2
+//!   tasks on 2 workers (tickwheel and tokio only). Best of several rounds,
+//!   ns per reset.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
-//!   insert+remove churn and insert+reset churn (CPU per operation). Their
-//!   own table and targets follow the main ones; see `delay_queue`.
+//!   insert+remove churn and insert+reset churn (CPU per operation), with
+//!   repetitions like the others. Their own table and targets follow the
+//!   main ones; see `delay_queue`.
 //!
 //! CPU time is the sum over the process's live threads of
 //! `/proc/self/task/*/schedstat` (ns on CPU), so it counts pingora's clock
 //! thread and tokio's workers.
 //!
-//! Files: `systems` (who and what is measured, at which sizes), `workloads`
-//! (W1 to W6, run in a child), `delay_queue` (DQ1 to DQ3 and their table), `measure` (the counting allocator, CPU time
-//! and context switches), `report` (the table and the targets), `chart` (the
-//! SVG); the runtimes and the W1 future are shared with the criterion bench
-//! (`benches/churn.rs`) through this crate's library.
+//! Files: `options` (the command line), `systems` (who and what is measured,
+//! at which sizes), `runs` (the children of one repetition, and running
+//! one), `alt_timer` (the second build, for tokio's alternative timer),
+//! `workloads` and `resets` (W1 to W7, run in a child), `delay_queue` (DQ1
+//! to DQ3, run in a child, and their table and targets), `measure` (the
+//! counting allocator, CPU time and context switches), `results` (figures by
+//! repetition, min / median / max), `report` (the table), `targets` (MET or
+//! MISSED), `chart` (text and SVG); the runtimes and the W1 future are
+//! shared with the criterion bench (`benches/churn.rs`) through this crate's
+//! library, with the child's tick and timer choice in its `settings`.
 
+mod alt_timer;
 mod chart;
 mod delay_queue;
 mod measure;
+mod options;
 mod report;
 mod resets;
+mod results;
+mod runs;
 mod systems;
+mod targets;
 mod workloads;
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use report::{print_report, rows, targets, Results};
-use systems::{Figures, Sys, Work, FULL, QUICK};
+use alt_timer::AltTimer;
+use options::{Child, Options, USAGE};
+use report::{print_report, rows, Notes};
+use results::Results;
+use runs::{runs_of, Plan, Variant};
+use systems::{Work, FULL, QUICK};
+use targets::targets;
 use workloads::run_child;
-
-// ---------------------------------------------------------------------------
-// The parent: run every child, print, check, chart
-
-fn spawn_child(work: Work, sys: Sys, quick: bool) -> Result<Figures, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
-    cmd.args(["--child", work.name(), sys.name()]);
-    if quick {
-        cmd.arg("--quick");
-    }
-    let output = cmd.output().map_err(|e| e.to_string())?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!(
-            "{} {} failed ({}): {}",
-            work.name(),
-            sys.name(),
-            output.status,
-            stderr.lines().last().unwrap_or("")
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let mut figures = Figures::new();
-    for line in stdout.lines() {
-        if let Some((key, value)) = line.split_once('=') {
-            if let Ok(value) = value.trim().parse() {
-                figures.insert(key.trim().to_string(), value);
-            }
-        }
-    }
-    Ok(figures)
-}
 
 /// The repository root: the workspace's lock file and default target
 /// directory are there, not in this member's directory.
-fn workspace_root() -> &'static std::path::Path {
-    let member = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+fn workspace_root() -> &'static Path {
+    let member = Path::new(env!("CARGO_MANIFEST_DIR"));
     member.parent().unwrap_or(member)
 }
 
@@ -136,9 +140,10 @@ fn machine() -> String {
             .unwrap_or_else(|| "?".to_string())
     };
     format!(
-        "{cores} cores, {model}; {rustc}; tokio {}, pingora-timeout {}",
+        "{cores} cores, {model}; {rustc}; tokio {}, pingora-timeout {}, tokio-util {}",
         version("tokio"),
-        version("pingora-timeout")
+        version("pingora-timeout"),
+        version("tokio-util")
     )
 }
 
@@ -162,73 +167,142 @@ fn clock_costs() -> (f64, f64) {
     (std_ns, tokio_ns)
 }
 
+/// A child: apply its settings, run its workload, print its figures.
+fn child(child: Child, quick: bool) -> ExitCode {
+    if let Some(ms) = child.tick_ms {
+        if let Err(e) = tickwheel_bench::settings::set_tick(Duration::from_millis(ms.into())) {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if child.alt_timer {
+        if let Err(e) = tickwheel_bench::settings::use_alt_timer() {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let sizes = if quick { QUICK } else { FULL };
+    for (key, value) in run_child(child.work, child.sys, sizes) {
+        println!("{key}={value}");
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let sizes = if quick { QUICK } else { FULL };
-
-    if let Some(at) = args.iter().position(|a| a == "--child") {
-        let (Some(work), Some(sys)) = (
-            args.get(at + 1).and_then(|w| Work::parse(w)),
-            args.get(at + 2).and_then(|s| Sys::parse(s)),
-        ) else {
-            eprintln!(
-                "usage: compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>"
-            );
-            return ExitCode::FAILURE;
-        };
-        for (key, value) in run_child(work, sys, sizes) {
-            println!("{key}={value}");
+    let options = match options::parse(&args) {
+        Ok(options) => options,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("{e}");
+            }
+            eprintln!("{USAGE}");
+            return if e.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            };
         }
-        return ExitCode::SUCCESS;
+    };
+    let quick = options.quick;
+    if let Some(c) = options.child {
+        return child(c, quick);
     }
+    parent(&options)
+}
+
+/// The parent: every run, repetition after repetition; then the report,
+/// the targets and the charts.
+fn parent(options: &Options) -> ExitCode {
+    let quick = options.quick;
+    let sizes = if quick { QUICK } else { FULL };
+    let reps = options.reps.unwrap_or(sizes.reps);
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("cannot find this program to run its children: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
 
     let (std_ns, tokio_ns) = clock_costs();
     let machine = machine();
-    let header = format!(
-        "tickwheel compare{} - {}\nInstant::now(): std {std_ns:.1} ns, tokio::time {tokio_ns:.1} ns",
-        if quick { " --quick" } else { "" },
-        machine
-    );
-    eprintln!("{header}");
     let started = Instant::now();
-    let mut results = Results(BTreeMap::new());
+    // The second build is as long as the first when not up to date: not
+    // worth it for a smoke run, unless asked for.
+    let alt = if options.alt_timer.unwrap_or(!quick) {
+        eprintln!(
+            "building the compare child for tokio's alternative timer (--cfg tokio_unstable) ..."
+        );
+        alt_timer::build(workspace_root(), &target_dir)
+    } else {
+        AltTimer::Unavailable(
+            "not measured: skipped (the default with --quick; --alt-timer to include it)".into(),
+        )
+    };
+    eprintln!("tokio alt timer: {}", alt.status());
+    let plan = Plan {
+        w6_tick_ms: options.w6_tick_ms,
+        alt_timer: alt.exe().is_some(),
+    };
+    let title = format!(
+        "tickwheel compare{} - {machine}\n\
+         Instant::now(): std {std_ns:.1} ns, tokio::time {tokio_ns:.1} ns",
+        if quick { " --quick" } else { "" },
+    );
+    eprintln!("{title}\n{reps} repetitions, the systems taking turns within each");
+
+    let mut results = Results::new(reps);
     let mut failures = Vec::new();
     for work in Work::ALL {
-        for &sys in work.systems() {
-            eprint!("  {} {} ... ", work.name(), sys.name());
-            let t = Instant::now();
-            match spawn_child(work, sys, quick) {
-                Ok(figures) => {
-                    eprintln!("{:.1} s", t.elapsed().as_secs_f64());
-                    results.0.insert((work.name(), sys.name()), figures);
-                }
-                Err(e) => {
-                    eprintln!("FAILED");
-                    failures.push(e);
+        let runs = runs_of(work, &plan);
+        for rep in 0..reps {
+            eprint!("  {} rep {}/{reps}:", work.name(), rep + 1);
+            for (i, &run) in runs.iter().enumerate() {
+                let sep = if i == 0 { " " } else { ", " };
+                let child_exe = match run.variant {
+                    Variant::AltTimer => alt.exe().unwrap_or(&exe),
+                    _ => &exe,
+                };
+                let t = Instant::now();
+                match runs::spawn(run, child_exe, quick) {
+                    Ok(figures) => {
+                        eprint!("{sep}{} {:.1} s", run.label(), t.elapsed().as_secs_f64());
+                        results.insert(run, rep, figures);
+                    }
+                    Err(e) => {
+                        eprint!("{sep}{} FAILED", run.label());
+                        failures.push(format!("repetition {}: {e}", rep + 1));
+                    }
                 }
             }
+            eprintln!();
         }
     }
-    let rows = rows(&results);
-    let targets = targets(&results);
-    let n = if quick { QUICK.mass } else { FULL.mass };
+
+    let rows = rows(&results, options.w6_tick_ms);
+    let targets = targets(&results, options.w6_tick_ms);
     let header = format!(
-        "{header}\nW3/W4/W6 size: {n} timers; total run {:.0} s",
+        "{title}\nW3/W4/W6 size: {} timers; {reps} repetitions; total run {:.0} s",
+        sizes.mass,
         started.elapsed().as_secs_f64()
     );
-    println!("{}", print_report(&results, &rows, &targets, &header));
+    let notes = Notes {
+        header: &header,
+        w6_tick_ms: options.w6_tick_ms,
+        alt_timer: alt.status(),
+    };
+    println!("{}", print_report(&results, &rows, &targets, &notes));
     println!("{}", delay_queue::report(&results));
     for failure in &failures {
         println!("FAILED: {failure}");
     }
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"));
     let _ = std::fs::create_dir_all(&target_dir);
-    let svg = target_dir.join("compare.svg");
     let caption = format!(
-        "tickwheel and pingora-timeout vs tokio::time{}: {}",
+        "vs tokio::time, medians of {reps} repetitions{}: {}",
         if quick { ", --quick" } else { "" },
         machine
             .split("; ")
@@ -243,6 +317,7 @@ fn main() -> ExitCode {
         Ok(()) => println!("text chart: {}", txt.display()),
         Err(e) => failures.push(format!("writing {}: {e}", txt.display())),
     }
+    let svg = target_dir.join("compare.svg");
     match chart::chart(&rows, &svg, &caption) {
         Ok(()) => println!("chart: {}", svg.display()),
         Err(e) => {

@@ -1,34 +1,31 @@
-//! The parent's report: the table of figures and ratios to `tokio::time`,
-//! and a MET/MISSED verdict per performance target.
+//! The parent's report: the table of figures (min / median / max over the
+//! repetitions) with the ratios of the medians to `tokio::time`'s, the W1
+//! 2-worker figures per repetition, and the targets.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::systems::{Figures, Sys, Work};
-
-/// All results: (workload, system) -> figures.
-pub struct Results(pub BTreeMap<(&'static str, &'static str), Figures>);
-
-impl Results {
-    pub fn get(&self, work: Work, sys: Sys, key: &str) -> Option<f64> {
-        self.0.get(&(work.name(), sys.name()))?.get(key).copied()
-    }
-
-    /// W1/W2 overhead above the floor.
-    pub fn overhead(&self, work: Work, sys: Sys) -> Option<f64> {
-        Some(self.get(work, sys, "ns_per_op")? - self.get(work, Sys::Floor, "ns_per_op")?)
-    }
-}
-
-pub struct Target {
-    name: &'static str,
-    rule: &'static str,
-    met: Option<bool>,
-    detail: String,
-}
+use crate::results::{paired, Results, Spread};
+use crate::runs::{Run, Variant};
+use crate::systems::{Sys, Work};
+use crate::targets::{self, Target};
 
 pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// `min / median / max`, or one figure where the three agree at `digits`.
+pub fn fmt_spread(s: Option<Spread>, digits: usize) -> String {
+    match s {
+        None => "-".to_string(),
+        Some(s) => {
+            let [min, median, max] = [s.min, s.median, s.max].map(|v| format!("{v:.digits$}"));
+            if min == max {
+                median
+            } else {
+                format!("{min} / {median} / {max}")
+            }
+        }
+    }
 }
 
 pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -38,347 +35,398 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// One table row: a figure per timer and the ratios to tokio's.
+/// A column of the table: a timer as measured in the default rows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Column {
+    Tickwheel,
+    Tokio,
+    TokioAlt,
+    Pingora,
+}
+
+impl Column {
+    pub const ALL: [Column; 4] = [
+        Column::Tickwheel,
+        Column::Tokio,
+        Column::TokioAlt,
+        Column::Pingora,
+    ];
+
+    pub fn header(self) -> &'static str {
+        match self {
+            Column::Tickwheel => "tickwheel",
+            Column::Tokio => "tokio::time",
+            Column::TokioAlt => "tokio alt timer",
+            Column::Pingora => "pingora-timeout",
+        }
+    }
+
+    /// The runs that fill this column.
+    pub fn source(self) -> (Sys, Variant) {
+        match self {
+            Column::Tickwheel => (Sys::Tickwheel, Variant::Plain),
+            Column::Tokio => (Sys::Tokio, Variant::Plain),
+            Column::TokioAlt => (Sys::Tokio, Variant::AltTimer),
+            Column::Pingora => (Sys::Pingora, Variant::Plain),
+        }
+    }
+}
+
+/// One table row: a figure per column.
 pub struct Row {
-    pub label: &'static str,
-    pub short: &'static str,
+    pub label: String,
+    pub short: String,
     pub unit: &'static str,
     pub digits: usize,
-    pub values: [Option<f64>; 3],
+    /// Indexed by `Column as usize`.
+    pub values: [Option<Spread>; 4],
     pub charted: bool,
+    /// The ratio to tokio's median that a target asks of tickwheel's, drawn
+    /// on the chart.
+    pub target: Option<f64>,
 }
 
-pub fn rows(r: &Results) -> Vec<Row> {
-    let per = |f: &dyn Fn(Sys) -> Option<f64>| [f(Sys::Tickwheel), f(Sys::Tokio), f(Sys::Pingora)];
-    vec![
-        Row {
-            label: "W1 timeout overhead, current-thread",
-            short: "W1 ct",
-            unit: "ns/op",
-            digits: 1,
-            values: per(&|s| r.overhead(Work::W1Ct, s)),
-            charted: true,
-        },
-        Row {
-            label: "W1 64 tasks on 2 workers",
-            short: "W1 mt",
-            unit: "ns/op",
-            digits: 1,
-            values: per(&|s| r.get(Work::W1Mt, s, "ns_per_op")),
-            charted: true,
-        },
-        Row {
-            label: "W2 create+register+drop overhead",
-            short: "W2",
-            unit: "ns/op",
-            digits: 1,
-            values: per(&|s| r.overhead(Work::W2, s)),
-            charted: true,
-        },
-        Row {
-            label: "W2 overhead via tickwheel::time::sleep (ambient)",
-            short: "W2 amb",
-            unit: "ns/op",
-            digits: 1,
-            values: [
-                r.overhead(Work::W2, Sys::Ambient),
-                r.overhead(Work::W2, Sys::Tokio),
-                r.overhead(Work::W2, Sys::Pingora),
-            ],
-            charted: false,
-        },
-        Row {
-            label: "W3 CPU to register and fire 1M",
-            short: "W3 CPU",
-            unit: "s",
-            digits: 3,
-            values: per(&|s| r.get(Work::W3, s, "cpu_s")),
-            charted: true,
-        },
-        Row {
-            label: "W3 register, wall",
-            short: "W3 reg",
-            unit: "ns/timer",
-            digits: 0,
-            values: per(&|s| r.get(Work::W3, s, "register_ns")),
-            charted: false,
-        },
-        Row {
-            label: "W3 memory per pending timer",
-            short: "W3 mem",
-            unit: "B",
-            digits: 1,
-            values: per(&|s| r.get(Work::W3, s, "bytes_per_timer")),
-            charted: true,
-        },
-        Row {
-            label: "W4 register, 0 pending",
-            short: "W4 0",
-            unit: "ns/op",
-            digits: 1,
-            values: per(&|s| r.get(Work::W4, s, "register_ns_0")),
-            charted: false,
-        },
-        Row {
-            label: "W4 register, 1M pending",
-            short: "W4 1M",
-            unit: "ns/op",
-            digits: 1,
-            values: per(&|s| r.get(Work::W4, s, "register_ns_1m")),
-            charted: true,
-        },
-        Row {
-            label: "W5 idle CPU",
-            short: "W5 CPU",
-            unit: "ms",
-            digits: 2,
-            values: per(&|s| r.get(Work::W5, s, "cpu_ms")),
-            charted: true,
-        },
-        Row {
-            label: "W5 idle context switches",
-            short: "W5 ctx",
-            unit: "",
-            digits: 0,
-            values: per(&|s| r.get(Work::W5, s, "context_switches")),
-            charted: false,
-        },
-        Row {
-            label: "W6 lateness p50",
-            short: "W6 p50",
-            unit: "ms",
-            digits: 2,
-            values: per(&|s| r.get(Work::W6, s, "p50_ms")),
-            charted: false,
-        },
-        Row {
-            label: "W6 lateness p99",
-            short: "W6 p99",
-            unit: "ms",
-            digits: 2,
-            values: per(&|s| r.get(Work::W6, s, "p99_ms")),
-            charted: true,
-        },
-        Row {
-            label: "W6 lateness max",
-            short: "W6 max",
-            unit: "ms",
-            digits: 2,
-            values: per(&|s| r.get(Work::W6, s, "max_ms")),
-            charted: false,
-        },
-        Row {
-            label: "W6 early fires",
-            short: "W6 early",
-            unit: "",
-            digits: 0,
-            values: per(&|s| r.get(Work::W6, s, "early")),
-            charted: false,
-        },
-    ]
-}
+impl Row {
+    pub fn median(&self, column: Column) -> Option<f64> {
+        Some(self.values[column as usize]?.median)
+    }
 
-/// A W1 target: tickwheel's figure `t` at most half of tokio's `k` and below
-/// pingora's `p` (ns per operation).
-fn half_of_tokio_below_pingora(
-    name: &'static str,
-    t: Option<f64>,
-    k: Option<f64>,
-    p: Option<f64>,
-) -> Target {
-    let met = match (t, k, p) {
-        (Some(t), Some(k), Some(p)) => Some(t <= 0.5 * k && t < p),
-        _ => None,
-    };
-    Target {
-        name,
-        rule: "<= 0.5 x tokio's, < pingora's",
-        met,
-        detail: format!(
-            "tickwheel {} ns, tokio {} ns, pingora {} ns",
-            fmt_opt(t, 1),
-            fmt_opt(k, 1),
-            fmt_opt(p, 1)
-        ),
+    /// The ratio of `column`'s median to tokio's.
+    pub fn ratio_to_tokio(&self, column: Column) -> Option<f64> {
+        ratio(self.median(column), self.median(Column::Tokio))
     }
 }
 
-pub fn targets(r: &Results) -> Vec<Target> {
-    let tw = Sys::Tickwheel;
-    let mut out = Vec::new();
-
-    let (t, k, p) = (
-        r.overhead(Work::W1Ct, tw),
-        r.overhead(Work::W1Ct, Sys::Tokio),
-        r.overhead(Work::W1Ct, Sys::Pingora),
-    );
-    out.push(half_of_tokio_below_pingora(
-        "W1 current-thread overhead",
-        t,
-        k,
-        p,
-    ));
-
-    let (t, k, p) = (
-        r.get(Work::W1Mt, tw, "ns_per_op"),
-        r.get(Work::W1Mt, Sys::Tokio, "ns_per_op"),
-        r.get(Work::W1Mt, Sys::Pingora, "ns_per_op"),
-    );
-    out.push(half_of_tokio_below_pingora(
-        "W1 64 tasks / 2 workers",
-        t,
-        k,
-        p,
-    ));
-
-    let (t, k) = (r.overhead(Work::W2, tw), r.overhead(Work::W2, Sys::Tokio));
-    out.push(Target {
-        name: "W2 churn overhead",
-        rule: "<= 0.5 x tokio's",
-        met: t.zip(k).map(|(t, k)| t <= 0.5 * k),
-        detail: format!("tickwheel {} ns, tokio {} ns", fmt_opt(t, 1), fmt_opt(k, 1)),
-    });
-
-    let (ambient, held) = (r.overhead(Work::W2, Sys::Ambient), r.overhead(Work::W2, tw));
-    out.push(Target {
-        name: "W2 free function vs held handle",
-        rule: "<= 1.15 x the held handle's overhead",
-        met: ambient.zip(held).map(|(a, h)| a <= 1.15 * h),
-        detail: format!(
-            "tickwheel::time::sleep {} ns, timer.sleep {} ns ({}x)",
-            fmt_opt(ambient, 1),
-            fmt_opt(held, 1),
-            fmt_opt(ratio(ambient, held), 2)
-        ),
-    });
-
-    let (t, k) = (
-        r.get(Work::W3, tw, "cpu_s"),
-        r.get(Work::W3, Sys::Tokio, "cpu_s"),
-    );
-    out.push(Target {
-        name: "W3 CPU register+fire",
-        rule: "<= 0.5 x tokio's",
-        met: t.zip(k).map(|(t, k)| t <= 0.5 * k),
-        detail: format!("tickwheel {} s, tokio {} s", fmt_opt(t, 3), fmt_opt(k, 3)),
-    });
-
-    let size = r.get(Work::W3, tw, "sleep_size");
-    let entry = r.get(Work::W3, tw, "entry_bytes_per_pending");
-    let total = size.zip(entry).map(|(s, e)| s + e);
-    out.push(Target {
-        name: "W3 memory per pending sleep",
-        rule: "size_of::<Sleep>() + entry bytes <= 64 B",
-        met: total.map(|b| b <= 64.0),
-        detail: format!(
-            "{} + {} = {} B (measured heap: {} B/timer incl. the Vec element)",
-            fmt_opt(size, 0),
-            fmt_opt(entry, 2),
-            fmt_opt(total, 2),
-            fmt_opt(r.get(Work::W3, tw, "bytes_per_timer"), 2)
-        ),
-    });
-
-    let (none, full) = (
-        r.get(Work::W4, tw, "register_ns_0"),
-        r.get(Work::W4, tw, "register_ns_1m"),
-    );
-    out.push(Target {
-        name: "W4 register with 1M pending",
-        rule: "<= 1.5 x with none",
-        met: none.zip(full).map(|(n, f)| f <= 1.5 * n),
-        detail: format!(
-            "{} ns vs {} ns ({}x)",
-            fmt_opt(full, 1),
-            fmt_opt(none, 1),
-            fmt_opt(ratio(full, none), 2)
-        ),
-    });
-
-    let wakeups = r.get(Work::W5, tw, "wakeups");
-    out.push(Target {
-        name: "W5 idle wakeups",
-        rule: "0 driver wakeups",
-        met: wakeups.map(|w| w == 0.0),
-        detail: format!(
-            "{} wakeups, {} ms CPU",
-            fmt_opt(wakeups, 0),
-            fmt_opt(r.get(Work::W5, tw, "cpu_ms"), 2)
-        ),
-    });
-
-    let p99 = r.get(Work::W6, tw, "p99_ms");
-    let tick = r.get(Work::W6, tw, "tick_ms");
-    let early = r.get(Work::W6, tw, "early");
-    out.push(Target {
-        name: "W6 lateness",
-        rule: "p99 <= 1 tick + 2 ms; 0 early",
-        met: match (p99, tick, early) {
-            (Some(p), Some(t), Some(e)) => Some(p <= t + 2.0 && e == 0.0),
-            _ => None,
-        },
-        detail: format!(
-            "p99 {} ms (tick {} ms), {} early",
-            fmt_opt(p99, 2),
-            fmt_opt(tick, 0),
-            fmt_opt(early, 0)
-        ),
-    });
-    out
+/// A row whose every column comes from `f(system, variant)`.
+fn row(
+    label: &str,
+    short: &str,
+    unit: &'static str,
+    digits: usize,
+    f: &dyn Fn(Sys, Variant) -> Option<Spread>,
+) -> Row {
+    Row {
+        label: label.to_string(),
+        short: short.to_string(),
+        unit,
+        digits,
+        values: Column::ALL.map(|c| {
+            let (sys, variant) = c.source();
+            f(sys, variant)
+        }),
+        charted: false,
+        target: None,
+    }
 }
 
-pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], header: &str) -> String {
+impl Row {
+    fn charted(mut self) -> Row {
+        self.charted = true;
+        self
+    }
+
+    fn target(mut self, ratio: f64) -> Row {
+        self.target = Some(ratio);
+        self
+    }
+}
+
+/// `w6_tick_ms`: the tick of W6's second tickwheel run.
+pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
+    let get = |work, key: &'static str| {
+        move |sys: Sys, variant: Variant| r.spread(work, sys, variant, key)
+    };
+    let overhead = |work| move |sys: Sys, variant: Variant| r.overhead_spread(work, sys, variant);
+    let mut rows = vec![
+        row(
+            "W1 timeout overhead, current-thread",
+            "W1 ct",
+            "ns/op",
+            1,
+            &overhead(Work::W1Ct),
+        )
+        .charted()
+        .target(0.75),
+        row(
+            "W1 64 tasks on 2 workers",
+            "W1 mt",
+            "ns/op",
+            1,
+            &get(Work::W1Mt, "ns_per_op"),
+        )
+        .charted()
+        .target(0.4),
+        row(
+            "W2 create+register+drop overhead",
+            "W2",
+            "ns/op",
+            1,
+            &overhead(Work::W2),
+        )
+        .charted()
+        .target(0.75),
+        // tickwheel's column: the same W2 through `tickwheel::time::sleep`
+        // on the runtime's default timer (no handle held); the others repeat
+        // their W2 overhead, for the ratios.
+        row(
+            "W2 overhead via tickwheel::time::sleep (ambient)",
+            "W2 amb",
+            "ns/op",
+            1,
+            &|sys, variant| match sys {
+                Sys::Tickwheel => r.overhead_spread(Work::W2, Sys::Ambient, variant),
+                _ => r.overhead_spread(Work::W2, sys, variant),
+            },
+        ),
+        row(
+            "W3 CPU to register and fire 1M",
+            "W3 CPU",
+            "s",
+            3,
+            &get(Work::W3, "cpu_s"),
+        )
+        .charted()
+        .target(0.33),
+        row(
+            "W3 register, wall",
+            "W3 reg",
+            "ns/timer",
+            0,
+            &get(Work::W3, "register_ns"),
+        ),
+        row(
+            "W3 memory per pending timer",
+            "W3 mem",
+            "B",
+            1,
+            &get(Work::W3, "bytes_per_timer"),
+        )
+        .charted(),
+        row(
+            "W4 register, 0 pending",
+            "W4 0",
+            "ns/op",
+            1,
+            &get(Work::W4, "register_ns_0"),
+        ),
+        row(
+            "W4 register, 1M pending",
+            "W4 1M",
+            "ns/op",
+            1,
+            &get(Work::W4, "register_ns_1m"),
+        )
+        .charted(),
+        row("W5 idle CPU", "W5 CPU", "ms", 2, &get(Work::W5, "cpu_ms")).charted(),
+        row(
+            "W5 idle context switches",
+            "W5 ctx",
+            "",
+            0,
+            &get(Work::W5, "context_switches"),
+        ),
+        row(
+            "W6 lateness p50",
+            "W6 p50",
+            "ms",
+            2,
+            &get(Work::W6, "p50_ms"),
+        ),
+        row(
+            "W6 lateness p99",
+            "W6 p99",
+            "ms",
+            2,
+            &get(Work::W6, "p99_ms"),
+        )
+        .charted(),
+        row(
+            "W6 lateness max",
+            "W6 max",
+            "ms",
+            2,
+            &get(Work::W6, "max_ms"),
+        ),
+        row("W6 early fires", "W6 early", "", 0, &get(Work::W6, "early")),
+    ];
+    // W6 again with tickwheel at the finer tick, beside tokio's W6 figures:
+    // tokio's timers (both) have a 1 ms resolution whatever tickwheel's tick,
+    // so the same figures are the comparison at equal settings; pingora's
+    // resolution is 10 ms, so it has none at 1 ms.
+    let fine = |key: &'static str| {
+        move |sys: Sys, variant: Variant| match (sys, variant) {
+            (Sys::Tickwheel, _) => r.spread(Work::W6, sys, Variant::TickMs(w6_tick_ms), key),
+            (Sys::Tokio, _) => r.spread(Work::W6, sys, variant, key),
+            _ => None,
+        }
+    };
+    let label = |what: &str| format!("W6 {what}, tickwheel at {w6_tick_ms} ms tick");
+    let short = format!("W6 {w6_tick_ms}ms");
+    rows.extend([
+        row(&label("lateness p50"), &short, "ms", 2, &fine("p50_ms")),
+        row(&label("lateness p99"), &short, "ms", 2, &fine("p99_ms")).charted(),
+        row(&label("lateness max"), &short, "ms", 2, &fine("max_ms")),
+        row(&label("early fires"), &short, "", 0, &fine("early")),
+        row(
+            "W7 idle-timeout reset, 2 workers",
+            "W7",
+            "ns/reset",
+            1,
+            &get(Work::W7, "ns_per_reset"),
+        )
+        .charted()
+        .target(0.5),
+    ]);
+    rows
+}
+
+/// What the report says beside the table.
+pub struct Notes<'a> {
+    pub header: &'a str,
+    pub w6_tick_ms: u32,
+    /// Where the alternative timer's column comes from, or why it is empty.
+    pub alt_timer: &'a str,
+}
+
+pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes<'_>) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{header}\n");
+    let _ = writeln!(s, "{}\n", notes.header);
+    let headers: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
     let _ = writeln!(
         s,
-        "| workload | unit | tickwheel | tokio::time | pingora-timeout | tickwheel / tokio | pingora / tokio |"
+        "| workload | unit | {} | tickwheel / tokio | tickwheel / tokio alt | pingora / tokio |",
+        headers.join(" | ")
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
-        let [t, k, p] = row.values;
+        let cells: Vec<String> = row
+            .values
+            .iter()
+            .map(|&v| fmt_spread(v, row.digits))
+            .collect();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             row.label,
             row.unit,
-            fmt_opt(t, row.digits),
-            fmt_opt(k, row.digits),
-            fmt_opt(p, row.digits),
-            fmt_opt(ratio(t, k), 2),
-            fmt_opt(ratio(p, k), 2),
+            cells.join(" | "),
+            fmt_opt(row.ratio_to_tokio(Column::Tickwheel), 2),
+            fmt_opt(
+                ratio(row.median(Column::Tickwheel), row.median(Column::TokioAlt)),
+                2
+            ),
+            fmt_opt(row.ratio_to_tokio(Column::Pingora), 2),
         );
     }
+    let _ = writeln!(
+        s,
+        "\nEach figure is min / median / max over {} repetitions (one value where they agree), \
+         the systems taking turns within each repetition; ratios are of the medians.",
+        r.reps
+    );
     let floors =
         [Work::W1Ct, Work::W1Mt, Work::W2].map(|w| fmt_opt(r.get(w, Sys::Floor, "ns_per_op"), 1));
     let _ = writeln!(
         s,
-        "\nFloors (no timer), ns/op: W1 current-thread {}, W1 64 tasks {}, W2 {}. \
-         W1 current-thread and W2 rows are overhead above the floor.",
+        "Floors (no timer), median ns/op: W1 current-thread {}, W1 64 tasks {}, W2 {}. \
+         W1 current-thread and W2 rows are overhead above the floor of the same repetition.",
         floors[0], floors[1], floors[2]
     );
-    for sys in Sys::TIMERS {
-        if r.get(Work::W6, sys, "registered_before_first_deadline") == Some(0.0) {
+    let _ = writeln!(
+        s,
+        "W2 ambient: tickwheel's column is W2 through tickwheel::time::sleep on the runtime's \
+         default timer (no handle held); the other columns repeat their W2 overhead."
+    );
+    let _ = writeln!(
+        s,
+        "W6 at {} ms tick: tickwheel built with that tick; the tokio columns repeat their W6 \
+         figures (their resolution is 1 ms either way), pingora (10 ms resolution) has none.",
+        notes.w6_tick_ms
+    );
+    let _ = writeln!(s, "tokio alt timer: {}", notes.alt_timer);
+    for (sys, variant) in [
+        (Sys::Tickwheel, Variant::Plain),
+        (Sys::Tickwheel, Variant::TickMs(notes.w6_tick_ms)),
+        (Sys::Tokio, Variant::Plain),
+        (Sys::Tokio, Variant::AltTimer),
+        (Sys::Pingora, Variant::Plain),
+    ] {
+        let late = r.per_rep(Work::W6, sys, variant, "registered_before_first_deadline");
+        let reps: Vec<String> = late
+            .iter()
+            .filter(|&(_, &v)| v == 0.0)
+            .map(|(rep, _)| (rep + 1).to_string())
+            .collect();
+        if !reps.is_empty() {
             let _ = writeln!(
                 s,
                 "W6 warning: {} took longer to register its timers than the lead before the \
-                 first deadline; its lateness includes that delay.",
-                sys.name()
+                 first deadline in repetition(s) {}; its lateness includes that delay.",
+                Run {
+                    work: Work::W6,
+                    sys,
+                    variant
+                }
+                .label(),
+                reps.join(", ")
             );
         }
     }
-    let _ = writeln!(s, "\n| target | rule | result | figures |");
-    let _ = writeln!(s, "|---|---|---|---|");
-    for target in targets {
-        let verdict = match target.met {
-            Some(true) => "MET",
-            Some(false) => "MISSED",
-            None => "NO DATA",
-        };
+    s.push_str(&w1_mt_per_rep(r));
+    s.push_str(&targets::table(targets));
+    s
+}
+
+/// W1 on 2 workers, repetition by repetition: ns/op, with the CPUs the
+/// process kept busy and the CPUs its runnable threads waited for (other
+/// work on the machine), so a slow repetition shows whether it lost a core.
+fn w1_mt_per_rep(r: &Results) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nW1 64 tasks on 2 workers, per repetition: ns/op (CPUs busy, CPUs waited for)\n"
+    );
+    let headers: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
+    let _ = writeln!(s, "| rep | {} | tickwheel / tokio |", headers.join(" | "));
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|");
+    let figure = |column: Column, key| {
+        let (sys, variant) = column.source();
+        r.per_rep(Work::W1Mt, sys, variant, key)
+    };
+    let tw = figure(Column::Tickwheel, "ns_per_op");
+    let tokio = figure(Column::Tokio, "ns_per_op");
+    for rep in 0..r.reps {
+        let cells: Vec<String> = Column::ALL
+            .iter()
+            .map(|&c| {
+                let at = |key| figure(c, key).get(&rep).copied();
+                match at("ns_per_op") {
+                    None => "-".to_string(),
+                    Some(ns) => format!(
+                        "{ns:.1} ({}, {})",
+                        fmt_opt(at("parallelism"), 2),
+                        fmt_opt(at("cpus_waited_for"), 2)
+                    ),
+                }
+            })
+            .collect();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} |",
-            target.name, target.rule, verdict, target.detail
+            "| {} | {} | {} |",
+            rep + 1,
+            cells.join(" | "),
+            fmt_opt(ratio(tw.get(&rep).copied(), tokio.get(&rep).copied()), 2)
+        );
+    }
+    let ratios: Vec<f64> = paired(&tw, &tokio)
+        .into_iter()
+        .map(|(_, t, k)| t / k)
+        .collect();
+    if let Some(spread) = Spread::of(ratios) {
+        let _ = writeln!(
+            s,
+            "\ntickwheel / tokio per repetition: {}",
+            fmt_spread(Some(spread), 2)
         );
     }
     s

@@ -118,6 +118,10 @@ pub struct Sizes {
     pub rounds: u32,
     /// W3/W4/W6 timers.
     pub mass: usize,
+    /// W3 and W6 deadlines are spread uniformly over this window.
+    pub spread: Duration,
+    /// W6's first deadline, after the start of registration.
+    pub w6_lead: Duration,
     /// W4 registrations measured.
     pub w4_ops: usize,
     /// W5 idle window.
@@ -125,26 +129,37 @@ pub struct Sizes {
     /// W7 long-lived sleeps, and resets per task.
     pub w7_sleeps: usize,
     pub w7_resets: usize,
+    /// Child processes per (workload, system), unless `--reps` says otherwise.
+    pub reps: usize,
 }
 
 pub const FULL: Sizes = Sizes {
     ops: 1_000_000,
     rounds: 5,
     mass: 1_000_000,
+    spread: Duration::from_secs(1),
+    // Registering 1M takes up to a second or so on a loaded machine.
+    w6_lead: Duration::from_secs(3),
     w4_ops: 200_000,
     idle: Duration::from_secs(5),
     w7_sleeps: 100_000,
     w7_resets: 1_000_000,
+    reps: 5,
 };
 
 pub const QUICK: Sizes = Sizes {
     ops: 100_000,
     rounds: 3,
     mass: 100_000,
+    // Shorter windows than the full run's: with two repetitions, the waits
+    // of W3, W5 and W6 are most of a quick run's time.
+    spread: Duration::from_millis(300),
+    w6_lead: Duration::from_millis(700),
     w4_ops: 20_000,
-    idle: Duration::from_secs(1),
+    idle: Duration::from_millis(300),
     w7_sleeps: 20_000,
     w7_resets: 100_000,
+    reps: 2,
 };
 
 /// A child's results, printed as `key=value` lines.

@@ -299,7 +299,10 @@ fn run_w3(sys: Sys, sizes: Sizes, out: &mut Figures) {
     let waker = Waker::from(counter.clone());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let offsets: Vec<Duration> = (0..n)
-        .map(|_| rng.between(Duration::from_millis(100), Duration::from_millis(1100)))
+        .map(|_| {
+            let soonest = Duration::from_millis(100);
+            rng.between(soonest, soonest + sizes.spread)
+        })
         .collect();
     let mut sleeps: Vec<AnySleep> = Vec::with_capacity(n);
     // Unconstrained: tokio's `Sleep` spends the task's coop budget when it
@@ -311,7 +314,8 @@ fn run_w3(sys: Sys, sizes: Sizes, out: &mut Figures) {
         let heap_before = live_bytes();
         let cpu_before = cpu_ns();
         let start = Instant::now();
-        // Each due 0.1-1.1 s after its own creation: registering 1M takes
+        // Each due 0.1 s to 0.1 s + `spread` after its own creation
+        // (1.1 s in the full run), not after the start: registering 1M takes
         // longer than 0.1 s, and a deadline already passed when created
         // would complete without registering.
         for &d in &offsets {
@@ -477,17 +481,12 @@ fn run_w6(sys: Sys, sizes: Sizes, out: &mut Figures) {
         fired: AtomicUsize::new(0),
         done: tokio::sync::Notify::new(),
     });
-    // Registration of 1M takes up to a second or so on a loaded machine; the
-    // first deadline is after it.
-    let lead = if n >= 1_000_000 {
-        Duration::from_secs(3)
-    } else {
-        Duration::from_millis(700)
-    };
+    // The first deadline is after registration (see `Sizes::w6_lead`).
+    let lead = sizes.w6_lead;
     let mut rng = Rng(0x1234_5678_9ABC_DEF1);
     let start = Instant::now();
     let deadlines: Vec<Instant> = (0..n)
-        .map(|_| start + lead + rng.between(Duration::ZERO, Duration::from_secs(1)))
+        .map(|_| start + lead + rng.between(Duration::ZERO, sizes.spread))
         .collect();
     let first = start + lead;
     let task_shared = shared.clone();

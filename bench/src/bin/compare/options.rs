@@ -1,0 +1,142 @@
+//! The command line, of the parent (what to run) and of a child (one run).
+
+use crate::systems::{Sys, Work};
+
+pub const USAGE: &str = "\
+usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
+       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
+               [--quick] [--tick-ms N] [--alt-timer]
+
+  --quick          smaller sizes and 2 repetitions: a smoke run (development, CI)
+  --reps N         child processes per workload and system (default 5, 2 with --quick)
+  --alt-timer      measure tokio's alternative timer too (default without --quick);
+                   it needs a second build, with --cfg tokio_unstable, in target/alt-timer
+  --no-alt-timer   do not (default with --quick)
+  --w6-tick-ms N   the tick of W6's second tickwheel run (default 1)
+
+  A child runs one workload for one system and prints key=value lines;
+  --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
+  its alternative timer (only in a --cfg tokio_unstable build).";
+
+/// What one child runs.
+pub struct Child {
+    pub work: Work,
+    pub sys: Sys,
+    pub tick_ms: Option<u32>,
+    pub alt_timer: bool,
+}
+
+pub struct Options {
+    pub quick: bool,
+    /// `None`: the default of the sizes.
+    pub reps: Option<usize>,
+    /// `None`: the default (on without `--quick`).
+    pub alt_timer: Option<bool>,
+    pub w6_tick_ms: u32,
+    pub child: Option<Child>,
+}
+
+fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String> {
+    value
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{flag} needs a number"))
+}
+
+fn at_least_one<T: PartialOrd + From<u8>>(flag: &str, n: T) -> Result<T, String> {
+    if n >= T::from(1) {
+        Ok(n)
+    } else {
+        Err(format!("{flag} must be at least 1"))
+    }
+}
+
+pub fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        quick: false,
+        reps: None,
+        alt_timer: None,
+        w6_tick_ms: 1,
+        child: None,
+    };
+    let mut tick_ms = None;
+    let mut child = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => options.quick = true,
+            "--reps" => options.reps = Some(at_least_one(arg, number(arg, it.next())?)?),
+            "--alt-timer" => options.alt_timer = Some(true),
+            "--no-alt-timer" => options.alt_timer = Some(false),
+            "--w6-tick-ms" => options.w6_tick_ms = at_least_one(arg, number(arg, it.next())?)?,
+            "--tick-ms" => tick_ms = Some(at_least_one(arg, number(arg, it.next())?)?),
+            "--child" => {
+                let work = it.next().and_then(|w| Work::parse(w));
+                let sys = it.next().and_then(|s| Sys::parse(s));
+                match work.zip(sys) {
+                    Some(pair) => child = Some(pair),
+                    None => return Err("--child needs a workload and a system".into()),
+                }
+            }
+            "--help" | "-h" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    match child {
+        Some((work, sys)) => {
+            options.child = Some(Child {
+                work,
+                sys,
+                tick_ms,
+                alt_timer: options.alt_timer == Some(true),
+            });
+        }
+        None if tick_ms.is_some() => return Err("--tick-ms is for a --child".into()),
+        None => {}
+    }
+    Ok(options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn parent_defaults_and_flags() {
+        let o = parse(&args("")).unwrap();
+        assert!(!o.quick && o.reps.is_none() && o.alt_timer.is_none() && o.child.is_none());
+        assert_eq!(o.w6_tick_ms, 1);
+        let o = parse(&args("--quick --reps 3 --alt-timer --w6-tick-ms 2")).unwrap();
+        assert!(o.quick);
+        assert_eq!(
+            (o.reps, o.alt_timer, o.w6_tick_ms),
+            (Some(3), Some(true), 2)
+        );
+        assert!(parse(&args("--reps 0")).is_err());
+        assert!(parse(&args("--reps")).is_err());
+        assert!(parse(&args("--frobnicate")).is_err());
+        assert!(parse(&args("--tick-ms 1")).is_err());
+    }
+
+    #[test]
+    fn child_flags() {
+        let o = parse(&args("--child w6 tickwheel --tick-ms 1 --quick")).unwrap();
+        let child = o.child.unwrap();
+        assert_eq!((child.work, child.sys), (Work::W6, Sys::Tickwheel));
+        assert_eq!((child.tick_ms, child.alt_timer), (Some(1), false));
+        let child = parse(&args("--child w1mt tokio --alt-timer"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert!(child.alt_timer);
+        let child = parse(&args("--child dq3 tokio")).unwrap().child.unwrap();
+        assert_eq!((child.work, child.sys), (Work::Dq3, Sys::Tokio));
+        let child = parse(&args("--child w2 ambient")).unwrap().child.unwrap();
+        assert_eq!((child.work, child.sys), (Work::W2, Sys::Ambient));
+        assert!(parse(&args("--child w9 tokio")).is_err());
+        assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());
+    }
+}

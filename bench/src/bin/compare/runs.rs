@@ -1,0 +1,166 @@
+//! What the parent runs: one child process per run (a workload, a system and
+//! its variant) and repetition. Within a repetition the runs of a workload
+//! follow one another, so whatever else the machine is doing at that moment
+//! weighs on every system alike; the next repetition then runs them all
+//! again.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::alt_timer;
+use crate::systems::{Figures, Sys, Work};
+
+/// How a system is set up beyond its defaults.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Variant {
+    /// The default settings, in this binary.
+    Plain,
+    /// tickwheel with a tick of this many ms instead of its default (W6).
+    TickMs(u32),
+    /// tokio's alternative timer, in the `--cfg tokio_unstable` build
+    /// (multi-thread workloads).
+    AltTimer,
+}
+
+/// One child: a workload, a system and its variant.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    pub work: Work,
+    pub sys: Sys,
+    pub variant: Variant,
+}
+
+impl Run {
+    fn plain(work: Work, sys: Sys) -> Run {
+        Run {
+            work,
+            sys,
+            variant: Variant::Plain,
+        }
+    }
+
+    /// The system and variant, as the progress lines and errors name them.
+    pub fn label(&self) -> String {
+        match self.variant {
+            Variant::Plain => self.sys.name().to_string(),
+            Variant::TickMs(ms) => format!("{} tick {ms} ms", self.sys.name()),
+            Variant::AltTimer => format!("{} alt-timer", self.sys.name()),
+        }
+    }
+
+    /// The child's command line after the program name.
+    pub fn child_args(&self, quick: bool) -> Vec<String> {
+        let mut args = vec![
+            "--child".to_string(),
+            self.work.name().to_string(),
+            self.sys.name().to_string(),
+        ];
+        match self.variant {
+            Variant::Plain => {}
+            Variant::TickMs(ms) => args.extend(["--tick-ms".to_string(), ms.to_string()]),
+            Variant::AltTimer => args.push("--alt-timer".to_string()),
+        }
+        if quick {
+            args.push("--quick".to_string());
+        }
+        args
+    }
+}
+
+/// The choices that add runs to the default ones.
+pub struct Plan {
+    /// The tick of W6's second tickwheel run.
+    pub w6_tick_ms: u32,
+    /// Whether the alternative-timer build is there to run.
+    pub alt_timer: bool,
+}
+
+/// The runs of one repetition of `work`, in order: its systems, with
+/// tickwheel's W6 at the finer tick right after tickwheel and tokio's
+/// alternative timer right after tokio.
+pub fn runs_of(work: Work, plan: &Plan) -> Vec<Run> {
+    let mut runs = Vec::new();
+    for &sys in work.systems() {
+        runs.push(Run::plain(work, sys));
+        if work == Work::W6 && sys == Sys::Tickwheel {
+            runs.push(Run {
+                variant: Variant::TickMs(plan.w6_tick_ms),
+                ..Run::plain(work, sys)
+            });
+        }
+        if plan.alt_timer && sys == Sys::Tokio && alt_timer::applies(work) {
+            runs.push(Run {
+                variant: Variant::AltTimer,
+                ..Run::plain(work, sys)
+            });
+        }
+    }
+    runs
+}
+
+/// Runs `run` in a child process of `exe` and collects its `key=value` lines.
+pub fn spawn(run: Run, exe: &Path, quick: bool) -> Result<Figures, String> {
+    let output = Command::new(exe)
+        .args(run.child_args(quick))
+        .output()
+        .map_err(|e| format!("{} {}: {e}", run.work.name(), run.label()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "{} {} failed ({}): {}",
+            run.work.name(),
+            run.label(),
+            output.status,
+            // A panic's message, not the backtrace hint after it.
+            stderr
+                .lines()
+                .rfind(|line| !line.starts_with("note: "))
+                .unwrap_or("")
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut figures = Figures::new();
+    for line in stdout.lines() {
+        if let Some((key, value)) = line.split_once('=') {
+            if let Ok(value) = value.trim().parse() {
+                figures.insert(key.trim().to_string(), value);
+            }
+        }
+    }
+    Ok(figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(work: Work, alt_timer: bool) -> Vec<String> {
+        let plan = Plan {
+            w6_tick_ms: 1,
+            alt_timer,
+        };
+        runs_of(work, &plan).iter().map(Run::label).collect()
+    }
+
+    #[test]
+    fn every_system_of_a_workload_takes_its_turn_in_a_repetition() {
+        assert_eq!(
+            labels(Work::W2, true),
+            ["floor", "tickwheel", "ambient", "tokio", "pingora"]
+        );
+        assert_eq!(
+            labels(Work::W1Mt, true),
+            ["floor", "tickwheel", "tokio", "tokio alt-timer", "pingora"]
+        );
+        assert_eq!(
+            labels(Work::W6, false),
+            ["tickwheel", "tickwheel tick 1 ms", "tokio", "pingora"]
+        );
+        // The delay queues: tickwheel's and tokio-util's (the `tokio` system),
+        // on a current-thread runtime, where the alternative timer does not
+        // apply.
+        for work in [Work::Dq1, Work::Dq2, Work::Dq3] {
+            assert_eq!(labels(work, true), ["tickwheel", "tokio"]);
+        }
+    }
+}
