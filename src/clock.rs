@@ -38,6 +38,10 @@ impl TimeSource {
     pub(crate) fn for_runtime(handle: &Handle) -> Self {
         match handle.runtime_flavor() {
             RuntimeFlavor::MultiThread => TimeSource::System,
+            // Without tokio's `test-util` no clock can be paused, so every
+            // runtime's clock is the system's: release builds read it
+            // directly, with no runtime lookup.
+            _ if !clocks_can_pause() => TimeSource::System,
             // Current-thread runtimes, and any flavor tokio adds later: exact
             // whatever the flavor's clock does.
             _ => TimeSource::Runtime {
@@ -69,6 +73,53 @@ impl TimeSource {
         }
     }
 }
+
+/// Whether tokio was built with its `test-util` feature, the one build in
+/// which a runtime's clock can be paused (`time::pause`,
+/// `Builder::start_paused` and `time::advance` exist only there).
+///
+/// Cargo unifies features, so this is the answer for the whole program: if
+/// any crate in it (a test's dev-dependencies, say) turns `test-util` on,
+/// clocks may pause and every read takes the exact path. Answered at
+/// compile time by whether `Builder::start_paused` exists (see
+/// [`has_inherent_start_paused`]).
+pub(crate) fn clocks_can_pause() -> bool {
+    has_inherent_start_paused!(tokio::runtime::Builder)
+}
+
+/// Whether type `$ty` has an inherent method `start_paused(&mut self, bool)
+/// -> &mut Self`, decided at compile time. A path `<$ty>::start_paused`
+/// resolves to an inherent method when there is one, and only otherwise to
+/// the method of a trait in scope; the fallback trait here returns a
+/// different type, and the type says which one was found.
+macro_rules! has_inherent_start_paused {
+    ($ty:ty) => {{
+        // Unused whenever the inherent method exists.
+        #[allow(dead_code)]
+        struct Absent;
+        #[allow(dead_code)]
+        trait Fallback {
+            fn start_paused(&mut self, _: bool) -> Absent {
+                Absent
+            }
+        }
+        impl Fallback for $ty {}
+        trait Found {
+            const PRESENT: bool;
+        }
+        impl Found for Absent {
+            const PRESENT: bool = false;
+        }
+        impl Found for &'static mut $ty {
+            const PRESENT: bool = true;
+        }
+        fn found<F: Found>(_: fn(&'static mut $ty, bool) -> F) -> bool {
+            F::PRESENT
+        }
+        found(<$ty>::start_paused)
+    }};
+}
+use has_inherent_start_paused;
 
 /// Whether the current thread is inside the context of runtime `id`.
 fn in_runtime(id: runtime::Id) -> bool {
@@ -227,6 +278,24 @@ mod tests {
             c.tick_instant(tick),
             Some(c.origin + Duration::from_millis(30))
         );
+    }
+
+    /// The probe tells a type with the inherent method from one without it.
+    #[test]
+    fn the_test_util_probe_sees_the_inherent_method() {
+        struct With;
+        impl With {
+            fn start_paused(&mut self, _: bool) -> &mut Self {
+                self
+            }
+        }
+        struct Without;
+        assert!(has_inherent_start_paused!(With));
+        assert!(!has_inherent_start_paused!(Without));
+        // This crate's tests build tokio with `test-util` (a dev-dependency
+        // feature), so here clocks can pause.
+        assert!(clocks_can_pause());
+        let _ = With.start_paused(true);
     }
 
     /// The stand-in for instants the platform cannot express: 30 years on,
