@@ -367,24 +367,40 @@ mod tests {
     /// (nothing but the weak references of a thread's cache remain).
     #[test]
     fn a_runtime_that_ends_releases_its_timer() {
-        let mut timers = Vec::new();
-        for _ in 0..200 {
-            let rt = current_thread();
-            let id = rt.handle().id();
-            let timer = rt.block_on(async {
-                crate::time::sleep(Duration::from_millis(1)).await;
-                Timer::current()
-            });
-            assert!(registered(id));
-            timers.push(Arc::downgrade(timer.inner()));
-            drop(timer);
-            drop(rt);
-            assert!(!registered(id), "the runtime ended but its entry stayed");
+        // On a thread of its own, so that a timer that never fires (its
+        // driver then keeps the paused runtime busy, and tokio's clock never
+        // auto-advances) fails this test instead of hanging it.
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut timers = Vec::new();
+            for _ in 0..200 {
+                let rt = current_thread();
+                let id = rt.handle().id();
+                let timer = rt.block_on(async {
+                    crate::time::sleep(Duration::from_millis(1)).await;
+                    Timer::current()
+                });
+                assert!(registered(id));
+                timers.push(Arc::downgrade(timer.inner()));
+                drop(timer);
+                drop(rt);
+                assert!(!registered(id), "the runtime ended but its entry stayed");
+            }
+            assert!(
+                timers.iter().all(|t| t.strong_count() == 0),
+                "a dead runtime's timer is still alive"
+            );
+            done.send(()).unwrap();
+        });
+        match finished.recv_timeout(Duration::from_secs(30)) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("an assertion failed on the test's thread (see its message above)")
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("a default timer's 1 ms sleep did not fire within 30 s")
+            }
         }
-        assert!(
-            timers.iter().all(|t| t.strong_count() == 0),
-            "a dead runtime's timer is still alive"
-        );
     }
 
     /// A timer shut down by hand stays its runtime's default until the
