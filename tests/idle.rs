@@ -6,6 +6,7 @@ mod common;
 use std::time::Duration;
 
 use tickwheel::Timer;
+use tokio_test::{assert_pending, assert_ready, task};
 
 #[tokio::test(start_paused = true)]
 async fn idle_timer_does_not_wake_at_all() {
@@ -68,4 +69,26 @@ async fn sparse_timers_cost_wakeups_per_busy_bucket() {
     // 1000 ticks passed; about one wake-up per non-empty bucket (plus a few
     // for registration notices), never one per tick.
     assert!(wakeups <= 10 + 10, "{wakeups} wake-ups for 10 busy buckets");
+}
+
+/// A driver pass that fires timers counts as a wake-up even when nothing
+/// woke the driver: here its very first pass, after an `advance` made before
+/// it ever ran, fires the sleep.
+#[tokio::test(start_paused = true)]
+async fn a_first_pass_that_fires_counts_as_a_wake_up() {
+    let timer = Timer::builder()
+        .tick(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    let mut sleep = task::spawn(timer.sleep(Duration::from_millis(1)));
+    assert_pending!(sleep.poll());
+    assert_eq!(timer.stats().wakeups, 0, "the driver has not run yet");
+    tokio::time::advance(Duration::from_millis(5)).await;
+    assert!(sleep.is_woken());
+    assert_ready!(sleep.poll());
+    assert_eq!(timer.stats().fired, 1);
+    // The first pass fired the sleep (1); the registration's notice, sent
+    // before the driver ever ran, then woke it once more, to find nothing
+    // (2). Were the first pass not counted, this would be 1.
+    assert_eq!(timer.stats().wakeups, 2);
 }
