@@ -64,6 +64,27 @@ async fn zero_and_past_deadlines_complete_on_first_poll() {
     assert_eq!(timer.stats().registered, 0);
 }
 
+/// The same on a running clock, where the timer has never seen a pause and
+/// skips the clock read it can (a `sleep(d)`'s first poll): a deadline that
+/// has passed, or is just now, is still `Ready` on the first poll and never
+/// registers, though the driver is a whole tick from reaching it.
+#[tokio::test]
+async fn on_a_running_clock_passed_deadlines_complete_on_first_poll() {
+    let timer = Timer::builder()
+        .tick(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let built = Instant::now();
+    assert!(poll_once(&mut timer.sleep_until(built)).is_ready());
+    assert!(poll_once(&mut timer.sleep_until(Instant::now())).is_ready());
+    let mut t = Box::pin(timer.timeout_at(built, std::future::pending::<()>()));
+    assert!(matches!(
+        futures::poll!(t.as_mut()),
+        std::task::Poll::Ready(Err(_))
+    ));
+    assert_eq!(timer.stats().registered, 0);
+}
+
 #[tokio::test(start_paused = true)]
 async fn reset_to_extremes_is_safe() {
     let timer = Timer::new();

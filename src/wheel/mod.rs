@@ -873,8 +873,14 @@ mod tests {
             h.wheel.reset(k, 95, false),
             Reset::Moved { tick: 8 }
         ));
+        let migrated = h.wheel.counters().migrated;
         assert_eq!(h.advance_to(200), Advance::Idle);
         assert_eq!(h.fired(), vec![2]);
+        assert_eq!(
+            h.wheel.counters().migrated,
+            migrated,
+            "fired where it was linked, not moved first"
+        );
 
         // Earlier than where it is linked: moved for real; later again but
         // before the list it is in: in place.
