@@ -48,6 +48,8 @@
 pub(crate) mod bitmap;
 pub(crate) mod ring;
 mod slab;
+#[cfg(test)]
+pub(crate) mod watchdog;
 
 use std::collections::BTreeMap;
 use std::task::Waker;
@@ -573,10 +575,10 @@ impl Wheel {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::mpsc::{self, RecvTimeoutError};
     use std::sync::Arc;
     use std::task::Wake;
-    use std::time::Duration;
+
+    use super::watchdog::Watchdog;
 
     const TICK: u64 = 10;
 
@@ -596,42 +598,9 @@ mod tests {
         }
     }
 
-    /// How long one test of this module may take: every one finishes in
-    /// well under a second, even in a debug build on a loaded machine.
-    const TEST_LIMIT: Duration = Duration::from_secs(20);
-
     /// How many `Wheel::advance` calls one test may make: the busiest (1,000
     /// far timers woken 3 at a time) makes about 1,000.
     const ADVANCE_LIMIT: usize = 100_000;
-
-    /// Ends the test process if a test outlives [`TEST_LIMIT`], so a wheel
-    /// that stops making progress (an `advance` that loops forever inside
-    /// the wheel) fails the run quickly instead of hanging it. A running
-    /// test thread cannot be stopped from outside, so the process is ended
-    /// instead, which `cargo test` reports as a failed test binary. Dropping
-    /// the watchdog (a test that returns or panics) disarms it.
-    pub(super) struct Watchdog {
-        _armed: mpsc::Sender<()>,
-    }
-
-    impl Watchdog {
-        pub(super) fn start() -> Self {
-            let (armed, disarmed) = mpsc::channel::<()>();
-            let test = std::thread::current()
-                .name()
-                .unwrap_or("a wheel test")
-                .to_owned();
-            std::thread::spawn(move || {
-                if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(TEST_LIMIT) {
-                    eprintln!(
-                        "{test} still runs after {TEST_LIMIT:?}: the wheel stopped making progress"
-                    );
-                    std::process::abort();
-                }
-            });
-            Watchdog { _armed: armed }
-        }
-    }
 
     struct Harness {
         wheel: Wheel,
