@@ -325,7 +325,9 @@ impl Wheel {
         let tick = self.tick_of(deadline_ns);
         if tick > self.elapsed && self.reachable(deadline_ns, tick) {
             let old_tick = self.tick_of(entry.deadline);
-            let in_a_list_that_fires = entry.lag() > 0 || self.reachable(entry.deadline, old_tick);
+            // An entry with a lag has a reachable deadline too: lags are
+            // only recorded for reachable ticks.
+            let in_a_list_that_fires = self.reachable(entry.deadline, old_tick);
             let linked = old_tick - entry.lag();
             if in_a_list_that_fires && tick >= linked && tick - linked <= u64::from(MAX_LAG) {
                 let entry = self.slab.at_mut(key.index);
@@ -913,6 +915,21 @@ mod tests {
         assert_eq!(h.fired(), vec![7]);
         let c = h.wheel.counters();
         assert_eq!((c.registered, c.fired, c.cancelled), (7, 5, 2));
+
+        // Later twice, within the ring: both recorded in the list it was
+        // first linked in. Its real tick is the one the driver reaches: it
+        // fires in place, in the same pass, with no move.
+        let k = h.insert(8, 5_080);
+        for later in [5_100, 5_120] {
+            assert!(matches!(
+                h.wheel.reset(k, later, false),
+                Reset::Moved { tick: 508 }
+            ));
+        }
+        let migrated = h.wheel.counters().migrated;
+        assert_eq!(h.advance_to(5_120), Advance::Idle);
+        assert_eq!(h.fired(), vec![8]);
+        assert_eq!(h.wheel.counters().migrated, migrated);
     }
 
     #[test]
