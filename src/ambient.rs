@@ -351,6 +351,26 @@ fn default_driver(runtime: runtime::Id, inner: Arc<Inner>) -> impl Future<Output
 mod tests {
     use super::*;
 
+    /// Runs `body` on a thread of its own and fails if it has not returned
+    /// within 30 s: a timer that never fires, or a driver that never yields,
+    /// then fails the test instead of hanging it.
+    fn within_30_s(body: impl FnOnce() + Send + 'static) {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            body();
+            done.send(()).unwrap();
+        });
+        match finished.recv_timeout(Duration::from_secs(30)) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("an assertion failed on the test's thread (see its message above)")
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("still running after 30 s: a timer never fired or a driver never yielded")
+            }
+        }
+    }
+
     fn current_thread() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -370,8 +390,7 @@ mod tests {
         // On a thread of its own, so that a timer that never fires (its
         // driver then keeps the paused runtime busy, and tokio's clock never
         // auto-advances) fails this test instead of hanging it.
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        within_30_s(|| {
             let mut timers = Vec::new();
             for _ in 0..200 {
                 let rt = current_thread();
@@ -390,17 +409,7 @@ mod tests {
                 timers.iter().all(|t| t.strong_count() == 0),
                 "a dead runtime's timer is still alive"
             );
-            done.send(()).unwrap();
         });
-        match finished.recv_timeout(Duration::from_secs(30)) {
-            Ok(()) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                panic!("an assertion failed on the test's thread (see its message above)")
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                panic!("a default timer's 1 ms sleep did not fire within 30 s")
-            }
-        }
     }
 
     /// A timer shut down by hand stays its runtime's default until the
@@ -429,25 +438,32 @@ mod tests {
     /// one timer; the loser's driver retires.
     #[test]
     fn racing_starts_agree_on_one_timer() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let config = Builder::new().validate().unwrap();
-        let handle = rt.handle().clone();
-        let threads: Vec<_> = (0..4)
-            .map(|_| {
-                let handle = handle.clone();
-                std::thread::spawn(move || {
-                    install(config, &handle).unwrap_or_else(|existing| existing)
+        // On a thread of its own, so that a driver that never yields (its
+        // runtime's drop then waits for it forever) fails this test instead
+        // of hanging it.
+        within_30_s(|| {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let config = Builder::new().validate().unwrap();
+            let handle = rt.handle().clone();
+            let threads: Vec<_> = (0..4)
+                .map(|_| {
+                    let handle = handle.clone();
+                    std::thread::spawn(move || {
+                        install(config, &handle).unwrap_or_else(|existing| existing)
+                    })
                 })
-            })
-            .collect();
-        let timers: Vec<Timer> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-        for timer in &timers[1..] {
-            assert!(Arc::ptr_eq(timer.inner(), timers[0].inner()));
-        }
-        assert!(!timers[0].is_shutdown());
+                .collect();
+            let timers: Vec<Timer> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+            for timer in &timers[1..] {
+                assert!(Arc::ptr_eq(timer.inner(), timers[0].inner()));
+            }
+            assert!(!timers[0].is_shutdown());
+            drop(timers);
+            drop(rt);
+        });
     }
 }
