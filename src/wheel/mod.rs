@@ -816,6 +816,27 @@ mod tests {
         assert_eq!((c.registered, c.fired, c.cancelled), (2, 1, 1));
     }
 
+    /// A lag is recorded only while it fits ([`MAX_LAG`] ticks): a later
+    /// deadline further than that from the list the entry is in is a real
+    /// move, and one within it stays in place however far out the list is.
+    #[test]
+    fn a_later_reset_beyond_the_largest_lag_is_a_real_move() {
+        let mut h = Harness::new(8);
+        let max = u64::from(MAX_LAG);
+        let k = h.insert(1, 100);
+        let beyond = (10 + max + 1) * TICK;
+        assert!(matches!(
+            h.wheel.reset(k, beyond, false),
+            Reset::Moved { tick } if tick == 10 + max + 1
+        ));
+        let far = (1 << 32) * TICK;
+        let k = h.insert(2, far);
+        assert!(matches!(
+            h.wheel.reset(k, far + TICK, false),
+            Reset::Moved { tick } if tick == 1 << 32
+        ));
+    }
+
     #[test]
     fn a_later_reset_stays_in_place_until_its_list_comes_due() {
         let mut h = Harness::new(8);
