@@ -816,6 +816,25 @@ mod tests {
         assert_eq!((c.registered, c.fired, c.cancelled), (2, 1, 1));
     }
 
+    /// With ticks long enough that "never" (the saturated tick) is fewer
+    /// than [`MAX_LAG`] ticks away, a reset to a saturated deadline still
+    /// goes to the never list, not into a lag that a list would act on.
+    #[test]
+    fn with_long_ticks_a_reset_to_never_goes_to_the_never_list() {
+        let _watchdog = Watchdog::start();
+        let tick_ns = 1u64 << 33; // about 8.6 s
+        let mut wheel = Wheel::new(8, tick_ns);
+        let Insert::Registered { key, .. } =
+            wheel.insert(tick_ns, &mut Some(Waker::noop().clone()))
+        else {
+            panic!("registration failed");
+        };
+        assert!(matches!(
+            wheel.reset(key, SATURATED, false),
+            Reset::Moved { tick: u64::MAX }
+        ));
+    }
+
     /// A lag is recorded only while it fits ([`MAX_LAG`] ticks): a later
     /// deadline further than that from the list the entry is in is a real
     /// move, and one within it stays in place however far out the list is.
