@@ -389,6 +389,38 @@ mod tests {
         assert!(twos.iter().all(|&i| i < 2), "{twos:?}");
     }
 
+    /// A batch dropped before its wakers were woken (a panic on the way
+    /// through an advance unwinds past `wake_all`) wakes every one of them,
+    /// even past a waker that panics: their entries have left the wheel, so
+    /// nothing else could wake them.
+    #[test]
+    fn a_batch_dropped_early_wakes_what_it_holds() {
+        use std::task::Wake;
+        struct Count(AtomicUsize, bool);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+                assert!(!self.1, "a waker that panics");
+            }
+        }
+        let calm = Arc::new(Count(AtomicUsize::new(0), false));
+        let angry = Arc::new(Count(AtomicUsize::new(0), true));
+        let mut wakers: Vec<Waker> = vec![
+            calm.clone().into(),
+            angry.clone().into(),
+            calm.clone().into(),
+        ];
+        let panics = AtomicU64::new(0);
+        drop(Batch {
+            wakers: &mut wakers,
+            panics: &panics,
+        });
+        assert!(wakers.is_empty());
+        assert_eq!(calm.0.load(Ordering::SeqCst), 2);
+        assert_eq!(angry.0.load(Ordering::SeqCst), 1);
+        assert_eq!(panics.load(Ordering::SeqCst), 1);
+    }
+
     /// Registering and cancelling in one shard does not wait for another
     /// shard's lock. If shards shared one lock, the second thread
     /// would block until the first lets go, and the channel would time out.
