@@ -511,8 +511,12 @@ mod tests {
 
     /// `try_reset_after` moves the deadline to `duration` from the timer's
     /// now, and saturates instead of overflowing.
-    #[tokio::test(start_paused = true)]
-    async fn a_reset_after_a_duration_moves_the_deadline_from_now() {
+    #[test]
+    fn a_reset_after_a_duration_moves_the_deadline_from_now() {
+        crate::wheel::watchdog::block_on_paused(reset_after_from_now());
+    }
+
+    async fn reset_after_from_now() {
         let timer = crate::Timer::new();
         let mut sleep = timer.sleep(Duration::ZERO);
         assert!(sleep.is_elapsed());
@@ -531,8 +535,12 @@ mod tests {
         assert!(err.unwrap_err().is_shutdown());
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn debug_shows_the_deadline_and_the_state() {
+    #[test]
+    fn debug_shows_the_deadline_and_the_state() {
+        crate::wheel::watchdog::block_on_paused(debug_output());
+    }
+
+    async fn debug_output() {
         let timer = crate::Timer::new();
         let at = Instant::now() + Duration::from_secs(3);
         let mut sleep = timer.sleep_until(at);

@@ -514,6 +514,8 @@ mod tests {
     /// one shared lock (or a single shard) fails this test.
     #[test]
     fn threads_register_without_waiting_on_another_shards_lock() {
+        // Armed until the runtime is dropped: the drop fires the driver.
+        let _watchdog = crate::wheel::watchdog::Watchdog::start();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

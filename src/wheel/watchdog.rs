@@ -36,3 +36,22 @@ impl Watchdog {
         Watchdog { _armed: armed }
     }
 }
+
+/// Runs `test` on a current-thread runtime whose clock starts paused (what
+/// `#[tokio::test(start_paused = true)]` builds), under a [`Watchdog`] that
+/// stays armed until the runtime is gone. Dropping the runtime fires the
+/// timer's driver one last time, inside tokio's timer processing on this
+/// thread, after the test's body has returned: a wheel that never finishes
+/// an advance must fail the test there too.
+pub(crate) fn block_on_paused<F: std::future::Future>(test: F) -> F::Output {
+    let watchdog = Watchdog::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    let output = runtime.block_on(test);
+    drop(runtime);
+    drop(watchdog);
+    output
+}
