@@ -416,22 +416,26 @@ mod tests {
     /// runtime ends, and its driver task stays parked until then.
     #[test]
     fn a_shut_down_default_stays_until_the_runtime_ends() {
-        let rt = current_thread();
-        let id = rt.handle().id();
-        let first = rt.block_on(async {
-            let timer = Timer::current();
-            timer.shutdown();
-            tokio::task::yield_now().await; // the driver sees it
-            timer
+        // On a thread of its own: a driver whose pass never ends would hang
+        // the yield below.
+        within_30_s(|| {
+            let rt = current_thread();
+            let id = rt.handle().id();
+            let first = rt.block_on(async {
+                let timer = Timer::current();
+                timer.shutdown();
+                tokio::task::yield_now().await; // the driver sees it
+                timer
+            });
+            assert!(registered(id));
+            rt.block_on(async {
+                let again = Timer::current();
+                assert!(Arc::ptr_eq(again.inner(), first.inner()));
+                assert!(again.try_sleep(Duration::from_secs(1)).is_err());
+            });
+            drop(rt);
+            assert!(!registered(id));
         });
-        assert!(registered(id));
-        rt.block_on(async {
-            let again = Timer::current();
-            assert!(Arc::ptr_eq(again.inner(), first.inner()));
-            assert!(again.try_sleep(Duration::from_secs(1)).is_err());
-        });
-        drop(rt);
-        assert!(!registered(id));
     }
 
     /// Two threads that start the same runtime's default at once end with
