@@ -514,7 +514,9 @@ mod tests {
     /// one shared lock (or a single shard) fails this test.
     #[test]
     fn threads_register_without_waiting_on_another_shards_lock() {
-        // Armed until the runtime is dropped: the drop fires the driver.
+        // Armed until the runtime is dropped: the drop fires the driver. Its
+        // 20 s are longer than the wait for the worker below (10 s), so a
+        // shared lock fails with this test's own message.
         let _watchdog = crate::wheel::watchdog::Watchdog::start();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -548,7 +550,7 @@ mod tests {
         let other = (mine + 1) % shards;
         let held = timer.inner.shards[other].hold_lock();
         to_worker.send(()).unwrap();
-        let done = from_worker.recv_timeout(Duration::from_secs(30));
+        let done = from_worker.recv_timeout(Duration::from_secs(10));
         drop(held);
         assert_eq!(
             done,
