@@ -45,6 +45,18 @@ impl Doorbell {
         }
     }
 
+    /// Forgets a ring the task has not looked at. The task calls it just
+    /// before it re-arms its tokio sleep: a ring from before then (the hook
+    /// fired while the task was woken by a notice instead) is about a sleep
+    /// the task is replacing, and taken for the new sleep's it would make
+    /// the task think its new deadline had come.
+    pub(crate) fn clear(&self) {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .rung = false;
+    }
+
     /// `Ready` once rung since the last `Ready`; otherwise the task in `cx`
     /// is woken by the next ring.
     pub(crate) fn poll_rung(&self, cx: &mut Context<'_>) -> Poll<()> {

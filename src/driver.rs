@@ -33,6 +33,18 @@
 //! is never later than `tokio::time::sleep_until` of its tick boundary, and
 //! never early.
 //!
+//! The early arm is used at most once per boundary. When tokio has already
+//! processed the millisecond before the boundary (a boundary off the grid,
+//! less than a millisecond ahead), that arm fires at once, without the
+//! clock moving; armed early again it would fire again, and on a paused
+//! clock the driver would never return. And before it re-arms, the task
+//! forgets any ring of the hook it has not looked at: that ring was about
+//! the sleep being replaced, and taken for the new arm's it would make an
+//! early arm look spent before tokio reached it (the second of two sleeps
+//! in a row a whole tick late). With both, the loop ends whatever the tick
+//! and the origin: an exact arm fires only once the clock has reached its
+//! boundary, and the scan then moves the boundary on.
+//!
 //! The driver never runs user code except `Waker::wake`; a waker that panics
 //! is counted and skipped. When the task ends for any reason, including the
 //! runtime dropping it at shutdown, a guard shuts the timer down so that every
@@ -205,6 +217,8 @@ async fn drive(inner: &Arc<Inner>) {
     let arm_early = inner.runtime.runtime_flavor() == RuntimeFlavor::CurrentThread;
     let mut sleep: Option<Pin<Box<tokio::time::Sleep>>> = None;
     let mut armed: Option<Armed> = None;
+    // The boundary whose early arm has fired already.
+    let mut early_spent: Option<Instant> = None;
     // Whether this pass follows the tokio sleep firing (not a notice).
     let mut timer_fired = false;
     // Whether this pass is a wake-up of its own (not the start, nor the
@@ -237,20 +251,33 @@ async fn drive(inner: &Arc<Inner>) {
             (timer_fired, wake_up) = (false, true);
             continue;
         };
-        // Early once per boundary; exact if that early wake-up came short.
-        let came_short = timer_fired
-            && armed
-                == Some(Armed {
-                    boundary,
-                    early: true,
-                });
-        let early = arm_early && !came_short;
+        // Early at most once per boundary: once an early arm has fired (short
+        // of the boundary, or at once because tokio had already processed
+        // its millisecond), the boundary is armed exactly until it changes.
+        // So with time standing still the loop ends: an exact arm fires only
+        // once the clock has reached its boundary, and the scan then moves
+        // the boundary on.
+        if let (
+            true,
+            Some(Armed {
+                boundary,
+                early: true,
+            }),
+        ) = (timer_fired, armed)
+        {
+            early_spent = Some(boundary);
+        }
+        let early = arm_early && early_spent != Some(boundary);
         let at = if early {
             boundary.checked_sub(TOKIO_ROUNDING).unwrap_or(boundary)
         } else {
             boundary
         };
         armed = Some(Armed { boundary, early });
+        // A ring still unseen belongs to the sleep being replaced (the hook
+        // fired it while a notice woke the task); taken for this arm's, it
+        // would count as an early wake-up that came short.
+        driver.doorbell.clear();
         let sleep = match &mut sleep {
             Some(sleep) => {
                 sleep.as_mut().reset(at);
