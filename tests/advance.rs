@@ -4,6 +4,8 @@
 //! sleeps; no extra yield is needed. Each test is written the way a
 //! `tokio::time` user writes one, with tokio-test's mock tasks.
 
+mod common;
+
 use std::time::Duration;
 
 use tickwheel::Timer;
@@ -25,6 +27,7 @@ async fn ms_timer() -> Timer {
 /// tokio sleep with the same deadline, and not by the one before.
 #[tokio::test(start_paused = true)]
 async fn advance_wakes_a_registered_wheel_sleep_with_tokios() {
+    let _watchdog = common::Watchdog::start();
     let timer = ms_timer().await;
     let mut wheel = task::spawn(timer.sleep(10 * MS));
     let mut tokio = task::spawn(tokio::time::sleep(10 * MS));
@@ -47,6 +50,7 @@ async fn advance_wakes_a_registered_wheel_sleep_with_tokios() {
 /// poll, as tokio's is.
 #[tokio::test(start_paused = true)]
 async fn a_first_poll_after_the_deadline_is_ready() {
+    let _watchdog = common::Watchdog::start();
     let timer = ms_timer().await;
     let mut wheel = task::spawn(timer.sleep(10 * MS));
     let mut tokio = task::spawn(tokio::time::sleep(10 * MS));
@@ -60,6 +64,7 @@ async fn a_first_poll_after_the_deadline_is_ready() {
 /// the next tick boundary.
 #[tokio::test(start_paused = true)]
 async fn one_long_advance_wakes_everything_due_and_nothing_else() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     tokio::task::yield_now().await; // the driver starts, and parks
     let mut sleeps: Vec<_> = [5, 10, 15, 60, 95, 100, 101, 250]
@@ -82,6 +87,7 @@ async fn one_long_advance_wakes_everything_due_and_nothing_else() {
 /// the driver was waiting for, are honoured by the next `advance` alone.
 #[tokio::test(start_paused = true)]
 async fn earlier_registrations_and_resets_between_advances_are_seen() {
+    let _watchdog = common::Watchdog::start();
     let timer = ms_timer().await;
     let mut late = task::spawn(timer.sleep(Duration::from_secs(60)));
     assert_pending!(late.poll());
@@ -104,6 +110,7 @@ async fn earlier_registrations_and_resets_between_advances_are_seen() {
 /// yields).
 #[tokio::test(start_paused = true)]
 async fn a_saturated_deadline_costs_no_driver_wake_up() {
+    let _watchdog = common::Watchdog::start();
     const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
     let timer = ms_timer().await;
     let before = timer.stats().wakeups;
@@ -129,6 +136,7 @@ async fn a_saturated_deadline_costs_no_driver_wake_up() {
 /// added up).
 #[tokio::test]
 async fn after_pause_one_tick_late_at_most_like_tokio() {
+    let _watchdog = common::Watchdog::start();
     tokio::time::pause();
     let timer = ms_timer().await;
     let start = Instant::now();
@@ -146,6 +154,7 @@ async fn after_pause_one_tick_late_at_most_like_tokio() {
 /// would, and never before its deadline.
 #[tokio::test]
 async fn off_grid_no_later_than_tokio_at_the_tick_boundary() {
+    let _watchdog = common::Watchdog::start();
     // Built on a paused clock, so its origin (tick 0) is known exactly...
     tokio::time::pause();
     let origin = Instant::now();
@@ -185,6 +194,7 @@ async fn off_grid_no_later_than_tokio_at_the_tick_boundary() {
 /// before its deadline.
 #[tokio::test(start_paused = true)]
 async fn sub_millisecond_ticks_wake_with_tokio_at_the_boundary() {
+    let _watchdog = common::Watchdog::start();
     let tick = Duration::from_micros(1500);
     let timer = Timer::builder().tick(tick).build().unwrap();
     tokio::task::yield_now().await;
@@ -208,6 +218,7 @@ async fn sub_millisecond_ticks_wake_with_tokio_at_the_boundary() {
 /// after about 30 years (as tokio's does), not never and not at once.
 #[tokio::test(start_paused = true)]
 async fn duration_max_never_fires_but_an_overflowing_interval_ticks_after_30_years() {
+    let _watchdog = common::Watchdog::start();
     const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
     let timer = Timer::new();
     let start = Instant::now();

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use tickwheel::{time, Timer};
 
+mod common;
+
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
@@ -45,6 +47,7 @@ fn one_runtime(multi_thread: bool) -> Timer {
 /// runtime would cost tens of kilobytes each (its shards' rings alone).
 #[test]
 fn a_thousand_runtimes_leave_no_timer_behind() {
+    let _watchdog = common::Watchdog::start();
     // Warm up: thread-locals, tokio's statics, the registry's vector.
     for _ in 0..20 {
         assert!(one_runtime(false).is_shutdown());

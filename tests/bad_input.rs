@@ -13,6 +13,7 @@ const YEAR: Duration = Duration::from_secs(365 * 86_400);
 
 #[tokio::test(start_paused = true)]
 async fn duration_max_saturates_and_never_fires() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut sleep = timer.sleep(Duration::MAX);
     assert!(poll_once(&mut sleep).is_pending());
@@ -31,6 +32,7 @@ async fn duration_max_saturates_and_never_fires() {
 
 #[tokio::test(start_paused = true)]
 async fn far_instants_keep_their_exact_deadline() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let far = Instant::now() + 200 * YEAR;
     let mut sleep = timer.sleep_until(far);
@@ -40,6 +42,7 @@ async fn far_instants_keep_their_exact_deadline() {
 
 #[tokio::test(start_paused = true)]
 async fn zero_and_past_deadlines_complete_on_first_poll() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     tokio::time::advance(Duration::from_secs(5)).await;
     let now = Instant::now();
@@ -70,6 +73,7 @@ async fn zero_and_past_deadlines_complete_on_first_poll() {
 /// registers, though the driver is a whole tick from reaching it.
 #[tokio::test]
 async fn on_a_running_clock_passed_deadlines_complete_on_first_poll() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder()
         .tick(Duration::from_secs(1))
         .build()
@@ -87,6 +91,7 @@ async fn on_a_running_clock_passed_deadlines_complete_on_first_poll() {
 
 #[tokio::test(start_paused = true)]
 async fn reset_to_extremes_is_safe() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut sleep = timer.sleep(Duration::from_secs(1));
     assert!(poll_once(&mut sleep).is_pending());
@@ -100,6 +105,7 @@ async fn reset_to_extremes_is_safe() {
 
 #[tokio::test]
 async fn every_bad_builder_setting_is_a_typed_error() {
+    let _watchdog = common::Watchdog::start();
     type Check = fn(&BuildError) -> bool;
     let cases: Vec<(Builder, Check)> = vec![
         (Timer::builder().tick(Duration::ZERO), |e| {
@@ -156,6 +162,7 @@ async fn every_bad_builder_setting_is_a_typed_error() {
 /// alive and on time, nothing was shut down, nothing panicked.
 #[tokio::test(start_paused = true)]
 async fn the_driver_survives_every_extreme_input() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder()
         .tick(Duration::from_millis(1))
         .slots(8)
@@ -212,6 +219,7 @@ fn new_outside_a_runtime_panics_with_a_clear_message() {
 /// away from the timer's origin.
 #[tokio::test(start_paused = true)]
 async fn duration_max_saturates_after_time_has_passed() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     tokio::time::advance(Duration::from_millis(1500)).await;
     let mut sleep = timer.sleep(Duration::MAX);
@@ -231,6 +239,7 @@ async fn duration_max_saturates_after_time_has_passed() {
 /// so only the sleep's own clock check makes a past deadline ready at once.
 #[tokio::test(start_paused = true)]
 async fn past_deadlines_are_ready_on_first_poll_while_the_driver_is_parked() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     tokio::time::advance(Duration::from_secs(5)).await; // and stays parked
     let now = Instant::now();

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 #[tokio::test(start_paused = true)]
 async fn dropping_a_sleep_unregisters_it_at_once() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut sleeps: Vec<Sleep> = (0..10_000u64)
         .map(|i| timer.sleep(Duration::from_secs(60 + i)))
@@ -39,6 +40,7 @@ async fn dropping_a_sleep_unregisters_it_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_sleep_never_wakes_its_task() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let (counter, waker) = CountingWaker::new();
     let mut sleep = timer.sleep(Duration::from_millis(50));
@@ -51,6 +53,7 @@ async fn a_dropped_sleep_never_wakes_its_task() {
 
 #[tokio::test(start_paused = true)]
 async fn reset_moves_the_registration_without_leaking_it() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let start = Instant::now();
     let (counter, waker) = CountingWaker::new();
@@ -76,6 +79,7 @@ async fn reset_moves_the_registration_without_leaking_it() {
 
 #[tokio::test(start_paused = true)]
 async fn reset_earlier_wakes_earlier_and_reset_to_the_past_completes() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let start = Instant::now();
     let mut sleep = timer.sleep(Duration::from_secs(60));
@@ -102,6 +106,7 @@ async fn reset_earlier_wakes_earlier_and_reset_to_the_past_completes() {
 
 #[tokio::test(start_paused = true)]
 async fn the_waker_of_the_latest_poll_is_the_one_woken() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let (first, first_waker) = CountingWaker::new();
     let (second, second_waker) = CountingWaker::new();
@@ -116,6 +121,7 @@ async fn the_waker_of_the_latest_poll_is_the_one_woken() {
 
 #[tokio::test(start_paused = true)]
 async fn a_sleep_moved_between_tasks_wakes_the_new_task() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut sleep = timer.sleep(Duration::from_millis(40));
     assert!(poll_once(&mut sleep).is_pending()); // registered by "task one"
@@ -130,6 +136,7 @@ async fn a_sleep_moved_between_tasks_wakes_the_new_task() {
 /// the driver wakes the task on its next pass.
 #[tokio::test]
 async fn on_a_running_clock_a_reset_to_a_passed_deadline_completes() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder()
         .tick(Duration::from_millis(1))
         .build()

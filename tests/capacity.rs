@@ -10,6 +10,7 @@ use tickwheel::Timer;
 
 #[tokio::test(start_paused = true)]
 async fn try_methods_fail_fast_at_capacity_and_recover() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().max_pending(3).build().unwrap();
     assert_eq!(timer.max_pending(), Some(3));
     let a = timer.try_sleep(Duration::from_secs(1)).unwrap();
@@ -48,6 +49,7 @@ async fn try_methods_fail_fast_at_capacity_and_recover() {
 #[tokio::test]
 #[should_panic(expected = "max_pending")]
 async fn plain_sleep_panics_at_capacity() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().max_pending(1).build().unwrap();
     let _held = timer.sleep(Duration::from_secs(1));
     let _second = timer.sleep(Duration::from_secs(1));
@@ -55,6 +57,7 @@ async fn plain_sleep_panics_at_capacity() {
 
 #[tokio::test]
 async fn unbounded_by_default() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     assert_eq!(timer.max_pending(), None);
     let sleeps: Vec<_> = (0..10_000)

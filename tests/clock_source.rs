@@ -58,6 +58,7 @@ fn two_clocks_apart() -> Apart {
 /// the timer's now, not the other runtime's.
 #[test]
 fn sleeps_made_or_reset_from_another_runtime_use_the_timers_clock() {
+    let _watchdog = common::Watchdog::start();
     let Apart {
         home,
         away,
@@ -101,6 +102,7 @@ fn sleeps_made_or_reset_from_another_runtime_use_the_timers_clock() {
 /// the real now, not an hour later.
 #[test]
 fn a_paused_runtime_does_not_move_a_real_time_timers_deadlines() {
+    let _watchdog = common::Watchdog::start();
     let (_home, timer) = common::runtime_with_timer(1);
     let away = paused_runtime();
     away.block_on(async {
@@ -121,6 +123,7 @@ fn a_paused_runtime_does_not_move_a_real_time_timers_deadlines() {
 /// read must still use the timer's clock, not the task's runtime's).
 #[test]
 fn a_task_of_another_runtime_keeps_using_the_timers_clock() {
+    let _watchdog = common::Watchdog::start();
     let Apart {
         home: _home, // the timer's runtime: it must outlive the test
         away,

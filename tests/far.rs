@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 #[tokio::test(start_paused = true)]
 async fn two_million_far_timers_each_move_once_and_all_fire() {
+    let _watchdog = common::Watchdog::start();
     const N: u64 = 2_000_000;
     let timer = Timer::new(); // a revolution is 5.12 s
     let start = Instant::now();
@@ -46,6 +47,7 @@ async fn two_million_far_timers_each_move_once_and_all_fire() {
 /// reaches two new revolutions at once. Both timers must fire on time.
 #[tokio::test(start_paused = true)]
 async fn a_timer_on_the_last_tick_of_the_next_revolution() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new(); // 512 ticks of 10 ms: revolution 1 is 5.12..10.24 s
     let start = Instant::now();
     let last_tick = tokio::spawn({

@@ -19,6 +19,7 @@ use tickwheel::Timer;
 /// the batch was dropped unwoken, and the timer shut down.)
 #[tokio::test(start_paused = true)]
 async fn a_wake_panic_whose_payload_panics_on_drop_loses_no_waker() {
+    let _watchdog = common::Watchdog::start();
     struct Bomb;
     impl Drop for Bomb {
         fn drop(&mut self) {
@@ -54,6 +55,7 @@ async fn a_wake_panic_whose_payload_panics_on_drop_loses_no_waker() {
 /// refused for good.
 #[tokio::test(start_paused = true)]
 async fn a_waker_that_panics_on_drop_leaks_no_capacity() {
+    let _watchdog = common::Watchdog::start();
     struct PanicsOnDrop;
     impl std::task::Wake for PanicsOnDrop {
         fn wake(self: Arc<Self>) {}

@@ -10,6 +10,7 @@ use tokio_test::{assert_pending, assert_ready, task};
 
 #[tokio::test(start_paused = true)]
 async fn idle_timer_does_not_wake_at_all() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder()
         .tick(Duration::from_millis(1))
         .build()
@@ -22,6 +23,7 @@ async fn idle_timer_does_not_wake_at_all() {
 
 #[tokio::test(start_paused = true)]
 async fn idle_again_after_the_last_timer_fires() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     timer.sleep(Duration::from_millis(30)).await;
     let before = timer.stats().wakeups;
@@ -31,6 +33,7 @@ async fn idle_again_after_the_last_timer_fires() {
 
 #[tokio::test(start_paused = true)]
 async fn a_lone_timer_costs_a_few_wakeups_not_one_per_tick() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new(); // 10 ms ticks, 512 slots: one lap is 5.12 s
     let before = timer.stats();
     timer.sleep(Duration::from_secs(10)).await; // 1000 ticks away, in lap 1
@@ -46,6 +49,7 @@ async fn a_lone_timer_costs_a_few_wakeups_not_one_per_tick() {
 
 #[tokio::test(start_paused = true)]
 async fn sparse_timers_cost_wakeups_per_busy_bucket() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder()
         .tick(Duration::from_millis(1))
         .build()
@@ -76,6 +80,7 @@ async fn sparse_timers_cost_wakeups_per_busy_bucket() {
 /// it ever ran, fires the sleep.
 #[tokio::test(start_paused = true)]
 async fn a_first_pass_that_fires_counts_as_a_wake_up() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder()
         .tick(Duration::from_millis(1))
         .build()

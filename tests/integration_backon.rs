@@ -1,5 +1,7 @@
 //! The `backon` feature: backon's retry loops sleep on the wheel.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,6 +41,7 @@ fn backoff() -> ExponentialBuilder {
 /// wheel adds no rounding).
 #[tokio::test(start_paused = true)]
 async fn retry_sleeps_on_the_wheel_at_the_backoff_instants() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let start = Instant::now();
     let attempts = Arc::new(Mutex::new(Vec::new()));
@@ -64,6 +67,7 @@ async fn retry_sleeps_on_the_wheel_at_the_backoff_instants() {
 /// down: the retry runs late by less than a tick, never early.
 #[tokio::test(start_paused = true)]
 async fn backoff_delays_round_up_to_the_tick() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let start = Instant::now();
     let attempts = Arc::new(Mutex::new(Vec::new()));
@@ -91,6 +95,7 @@ async fn backoff_delays_round_up_to_the_tick() {
 /// hanging on a dead timer.
 #[tokio::test(start_paused = true)]
 async fn shutdown_ends_the_backoff_loop_loudly() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let start = Instant::now();
     let attempts = Arc::new(Mutex::new(Vec::new()));

@@ -23,6 +23,7 @@ const SECOND: Duration = Duration::from_secs(1);
 /// would not move, and deadlines made from it would lie in the wheel's past.
 #[tokio::test(start_paused = true)]
 async fn now_reads_tokios_clock() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let start = HyperTimer::now(&timer);
     assert_eq!(start, Instant::now().into_std());
@@ -32,6 +33,7 @@ async fn now_reads_tokios_clock() {
 
 #[tokio::test(start_paused = true)]
 async fn sleep_registers_in_the_wheel_and_fires_at_its_deadline() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let mut sleep = HyperTimer::sleep(&timer, 2 * SECOND);
     assert!(poll_once(&mut sleep).is_pending());
@@ -46,6 +48,7 @@ async fn sleep_registers_in_the_wheel_and_fires_at_its_deadline() {
 
 #[tokio::test(start_paused = true)]
 async fn sleep_until_takes_a_deadline_from_now() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let deadline = HyperTimer::now(&timer) + 3 * SECOND;
     let start = Instant::now();
@@ -58,6 +61,7 @@ async fn sleep_until_takes_a_deadline_from_now() {
 /// registration), earlier or later, and keeps the task's waker.
 #[tokio::test(start_paused = true)]
 async fn reset_moves_our_sleep_in_place() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let start = Instant::now();
     let mut sleep = HyperTimer::sleep(&timer, 60 * SECOND);
@@ -98,6 +102,7 @@ impl HyperSleep for Foreign {}
 /// replaces it with one of ours at the new deadline.
 #[tokio::test(start_paused = true)]
 async fn reset_replaces_a_foreign_sleep() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let start = Instant::now();
     let mut sleep: Pin<Box<dyn HyperSleep>> =
@@ -118,6 +123,7 @@ async fn reset_replaces_a_foreign_sleep() {
 /// can be reset.
 #[tokio::test(start_paused = true)]
 async fn at_capacity_sleeps_fall_back_to_tokio_time() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::builder().max_pending(1).build().unwrap();
     let _held = timer.sleep(60 * SECOND);
     let start = Instant::now();
@@ -139,6 +145,7 @@ async fn at_capacity_sleeps_fall_back_to_tokio_time() {
 /// timeout, no panic inside hyper's task).
 #[tokio::test(start_paused = true)]
 async fn after_shutdown_sleeps_fall_back_to_tokio() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let mut reset = HyperTimer::sleep(&timer, 60 * SECOND);
     timer.shutdown();
@@ -178,6 +185,7 @@ fn serve(
 /// within a tick after.
 #[tokio::test(start_paused = true)]
 async fn header_read_timeout_closes_a_silent_connection() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let (mut client, server) = tokio::io::duplex(4096);
     let start = Instant::now();
@@ -205,6 +213,7 @@ async fn header_read_timeout_closes_a_silent_connection() {
 /// connection closes once that one runs out.
 #[tokio::test(start_paused = true)]
 async fn a_timely_request_is_served_and_the_next_head_is_timed_again() {
+    let _watchdog = common::Watchdog::start();
     let timer = tickwheel::Timer::new();
     let (mut client, server) = tokio::io::duplex(4096);
     let start = Instant::now();

@@ -2,6 +2,8 @@
 //! wheel) against a real hyper HTTP/1 server over loopback TCP, on the
 //! paused clock, and tower's backoff traits on their own.
 
+mod common;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -133,6 +135,7 @@ impl Policy<&'static str, StatusCode, BoxError> for RetryUnavailable {
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_request_times_out_with_tickwheels_elapsed() {
+    let _watchdog = common::Watchdog::start();
     let (addr, seen) = server().await;
     let mut client = ServiceBuilder::new()
         .layer(TimeoutLayer::new(Duration::from_secs(1)))
@@ -168,6 +171,7 @@ async fn a_slow_request_times_out_with_tickwheels_elapsed() {
 
 #[tokio::test(start_paused = true)]
 async fn retries_wait_their_backoff_on_the_given_timer() {
+    let _watchdog = common::Watchdog::start();
     let (addr, seen) = server().await;
     let timer = Timer::builder().tick(ms(1)).build().unwrap();
     let backoff = WheelBackoff::with_timer(Backoff::constant(ms(100)), timer.clone());
@@ -193,6 +197,7 @@ async fn retries_wait_their_backoff_on_the_given_timer() {
 /// uses `try_next_backoff`: 3 attempts, 2 waits, then the last answer.
 #[tokio::test(start_paused = true)]
 async fn the_backoff_settings_bound_the_retries() {
+    let _watchdog = common::Watchdog::start();
     let (addr, seen) = server().await;
     let backoff = WheelBackoff::new(Backoff::exponential(ms(100)).max_attempts(3));
     let mut client = ServiceBuilder::new()
@@ -215,6 +220,7 @@ async fn the_backoff_settings_bound_the_retries() {
 /// tickwheel's `Error`, and never reaches the server.
 #[tokio::test(start_paused = true)]
 async fn a_request_refused_a_timer_is_shed() {
+    let _watchdog = common::Watchdog::start();
     let (addr, seen) = server().await;
     let timer = Timer::builder().max_pending(1).build().unwrap();
     let mut client = ServiceBuilder::new()
@@ -247,6 +253,7 @@ async fn a_request_refused_a_timer_is_shed() {
 /// says so.
 #[tokio::test(start_paused = true)]
 async fn shutdown_ends_a_waiting_request() {
+    let _watchdog = common::Watchdog::start();
     let (addr, _) = server().await;
     let timer = Timer::new();
     let mut client = ServiceBuilder::new()
@@ -271,6 +278,7 @@ async fn shutdown_ends_a_waiting_request() {
 
 #[tokio::test(start_paused = true)]
 async fn make_backoff_for_the_settings_waits_on_the_default_timer() {
+    let _watchdog = common::Watchdog::start();
     let mut maker = Backoff::exponential(ms(100));
     let mut backoff = maker.make_backoff();
     let start = Instant::now();
@@ -294,6 +302,7 @@ async fn make_backoff_for_the_settings_waits_on_the_default_timer() {
 /// `tokio::time`: it still waits its delay, it does not panic.
 #[tokio::test(start_paused = true)]
 async fn a_refused_wait_falls_back_to_tokio() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().max_pending(1).build().unwrap();
     let held = timer.sleep(Duration::from_secs(5));
     let mut backoff = WheelBackoff::with_timer(Backoff::constant(ms(100)), timer.clone());

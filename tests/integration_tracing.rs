@@ -102,6 +102,7 @@ fn record() -> (Recorder, tracing::subscriber::DefaultGuard) {
 
 #[tokio::test(start_paused = true)]
 async fn driver_start_is_a_debug_event() {
+    let _watchdog = common::Watchdog::start();
     let (recorder, _guard) = record();
     let timer = tickwheel::Timer::new();
     tokio::task::yield_now().await; // the driver task starts
@@ -117,6 +118,7 @@ async fn driver_start_is_a_debug_event() {
 /// over and how many timers it fired.
 #[tokio::test(start_paused = true)]
 async fn each_wake_up_reports_ticks_and_timers_fired() {
+    let _watchdog = common::Watchdog::start();
     let (recorder, _guard) = record();
     let timer = tickwheel::Timer::new();
     tokio::task::yield_now().await; // the driver task starts, and parks
@@ -163,6 +165,7 @@ async fn each_wake_up_reports_ticks_and_timers_fired() {
 /// stopping and has stopped; a second shutdown reports nothing new.
 #[tokio::test(start_paused = true)]
 async fn shutdown_reports_the_waiters_woken_and_the_driver_stopping() {
+    let _watchdog = common::Watchdog::start();
     let (recorder, _guard) = record();
     let timer = tickwheel::Timer::new();
     let mut sleeps: Vec<_> = (0..2)
@@ -200,6 +203,7 @@ async fn shutdown_reports_the_waiters_woken_and_the_driver_stopping() {
 /// With every handle and sleep gone, the driver retires and says why.
 #[tokio::test(start_paused = true)]
 async fn an_unused_driver_retires_with_a_debug_event() {
+    let _watchdog = common::Watchdog::start();
     let (recorder, _guard) = record();
     let timer = tickwheel::Timer::new();
     tokio::task::yield_now().await; // the driver task starts

@@ -22,6 +22,7 @@ fn fine_timer() -> Timer {
 
 #[tokio::test(start_paused = true)]
 async fn first_tick_is_immediate_and_later_ticks_land_on_the_schedule() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let mut interval = timer.interval(ms(100));
@@ -36,6 +37,7 @@ async fn first_tick_is_immediate_and_later_ticks_land_on_the_schedule() {
 
 #[tokio::test(start_paused = true)]
 async fn interval_at_waits_for_its_start() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now() + ms(250);
     let mut interval = timer.interval_at(start, ms(40));
@@ -52,6 +54,7 @@ async fn interval_at_waits_for_its_start() {
 /// in every missed-tick mode (wheel rounding is not a missed tick).
 #[tokio::test(start_paused = true)]
 async fn coarse_ticks_round_up_but_never_drift() {
+    let _watchdog = common::Watchdog::start();
     for behavior in [
         MissedTickBehavior::Burst,
         MissedTickBehavior::Delay,
@@ -139,6 +142,7 @@ async fn stalled_run(
 
 #[tokio::test(start_paused = true)]
 async fn missed_ticks_behave_exactly_as_tokios() {
+    let _watchdog = common::Watchdog::start();
     use MissedTickBehavior::*;
     // Stalls: a long one (350 ms), one ending exactly on a grid instant
     // (300 ms), and a small one (103 ms) under tokio's 5 ms threshold.
@@ -269,6 +273,7 @@ async fn missed_ticks_behave_exactly_as_tokios() {
 
 #[tokio::test(start_paused = true)]
 async fn reset_moves_the_schedule() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let mut interval = timer.interval(ms(100));
@@ -296,6 +301,7 @@ async fn reset_moves_the_schedule() {
 /// entry moves with it.
 #[tokio::test(start_paused = true)]
 async fn reset_while_waiting_moves_the_wheel_entry() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let mut interval = timer.interval(ms(100));
@@ -313,6 +319,7 @@ async fn reset_while_waiting_moves_the_wheel_entry() {
 
 #[tokio::test(start_paused = true)]
 async fn tick_is_cancel_safe() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let mut interval = timer.interval(ms(100));
@@ -329,6 +336,7 @@ async fn tick_is_cancel_safe() {
 
 #[tokio::test(start_paused = true)]
 async fn stream_yields_the_scheduled_instants() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let ticks: Vec<Instant> = timer.interval(ms(50)).take(4).collect().await;
@@ -339,6 +347,7 @@ async fn stream_yields_the_scheduled_instants() {
 
 #[tokio::test(start_paused = true)]
 async fn after_shutdown_the_stream_ends_and_tick_panics() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let mut interval = timer.interval(ms(1000));
@@ -377,6 +386,7 @@ async fn after_shutdown_the_stream_ends_and_tick_panics() {
 
 #[tokio::test(start_paused = true)]
 async fn zero_period_is_one_tick_not_a_panic() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let mut interval = timer.interval(Duration::ZERO);
@@ -392,6 +402,7 @@ async fn zero_period_is_one_tick_not_a_panic() {
 
 #[tokio::test(start_paused = true)]
 async fn default_behaviour_is_burst_like_tokio() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut interval = timer.interval(ms(10));
     assert_eq!(interval.missed_tick_behavior(), MissedTickBehavior::Burst);
@@ -407,6 +418,7 @@ async fn default_behaviour_is_burst_like_tokio() {
 /// period on average, never before their scheduled instants.
 #[tokio::test(start_paused = true)]
 async fn sub_tick_periods_burst_at_tick_boundaries() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new(); // 10 ms ticks
     let start = Instant::now();
     let mut interval = timer.interval(ms(2));

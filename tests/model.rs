@@ -393,6 +393,7 @@ impl Model {
 }
 
 fn run(tick_ms: u64, slots: usize, ops: Vec<Op>) {
+    let _watchdog = common::Watchdog::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_time_sleeps_never_fire_early() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut tasks = Vec::new();
     for i in 0..2000u64 {
@@ -38,6 +39,7 @@ async fn real_time_sleeps_never_fire_early() {
 /// none early, and the wheel empties.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_million_concurrent_sleeps_all_fire() {
+    let _watchdog = common::Watchdog::start();
     const TASKS: u64 = 1000;
     const PER_TASK: u64 = 1000;
     let timer = Timer::new();

@@ -19,6 +19,7 @@ fn boundary_after(origin: Instant, deadline: Instant, tick: Duration) -> Instant
 
 #[tokio::test(start_paused = true)]
 async fn sleeps_end_exactly_on_the_next_tick_boundary_never_before() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let origin = Instant::now(); // the paused clock has not moved since build
     let tick = timer.tick();
@@ -52,6 +53,7 @@ async fn sleeps_end_exactly_on_the_next_tick_boundary_never_before() {
 
 #[tokio::test(start_paused = true)]
 async fn concurrent_sleeps_each_fire_on_their_own_boundary() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder()
         .tick(Duration::from_millis(3))
         .slots(64)
@@ -88,6 +90,7 @@ async fn concurrent_sleeps_each_fire_on_their_own_boundary() {
 
 #[tokio::test(start_paused = true)]
 async fn the_same_program_gives_the_same_wakeups_every_run() {
+    let _watchdog = common::Watchdog::start();
     async fn run() -> Vec<Duration> {
         let timer = Timer::new();
         let start = Instant::now();
@@ -103,6 +106,7 @@ async fn the_same_program_gives_the_same_wakeups_every_run() {
 
 #[tokio::test(start_paused = true)]
 async fn lateness_is_reported_and_never_negative() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     for d in [1u64, 5, 10, 25] {
         timer.sleep(Duration::from_millis(d)).await;
@@ -117,6 +121,7 @@ async fn lateness_is_reported_and_never_negative() {
 
 #[tokio::test(start_paused = true)]
 async fn cached_clock_follows_processed_ticks() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     timer.sleep(Duration::from_millis(1234)).await;
     let now = Instant::now();

@@ -1,6 +1,8 @@
 //! `Timer::retry` on the paused clock: when attempts happen, what stops the
 //! loop, and what the hooks see.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,6 +40,7 @@ fn flaky(
 
 #[tokio::test(start_paused = true)]
 async fn attempts_happen_exactly_after_each_exponential_delay() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -58,6 +61,7 @@ async fn attempts_happen_exactly_after_each_exponential_delay() {
 
 #[tokio::test(start_paused = true)]
 async fn coarse_ticks_make_attempts_late_by_less_than_a_tick_never_early() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new(); // 10 ms ticks
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -78,6 +82,7 @@ async fn coarse_ticks_make_attempts_late_by_less_than_a_tick_never_early() {
 
 #[tokio::test(start_paused = true)]
 async fn the_backoff_ending_returns_the_last_error() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let result = timer
@@ -92,6 +97,7 @@ async fn the_backoff_ending_returns_the_last_error() {
 
 #[tokio::test(start_paused = true)]
 async fn any_iterator_is_a_backoff() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let delays = vec![ms(7), ms(1), ms(20)];
@@ -104,6 +110,7 @@ async fn any_iterator_is_a_backoff() {
 
 #[tokio::test(start_paused = true)]
 async fn when_stops_at_an_error_it_rejects() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let result = timer
@@ -119,6 +126,7 @@ async fn when_stops_at_an_error_it_rejects() {
 
 #[tokio::test(start_paused = true)]
 async fn notify_sees_each_retried_error_and_its_delay() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
@@ -143,6 +151,7 @@ async fn notify_sees_each_retried_error_and_its_delay() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_overrides_the_delay_but_still_takes_a_backoff_step() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let result = timer
@@ -159,6 +168,7 @@ async fn retry_after_overrides_the_delay_but_still_takes_a_backoff_step() {
 
 #[tokio::test(start_paused = true)]
 async fn max_elapsed_counts_the_attempts_too() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -184,6 +194,7 @@ async fn max_elapsed_counts_the_attempts_too() {
 
 #[tokio::test(start_paused = true)]
 async fn jittered_waits_stay_within_their_bounds() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -208,6 +219,7 @@ async fn jittered_waits_stay_within_their_bounds() {
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_during_a_wait_returns_the_last_error_at_once() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let retry = tokio::spawn(timer.retry(
@@ -226,6 +238,7 @@ async fn shutdown_during_a_wait_returns_the_last_error_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn on_a_shut_down_timer_the_operation_runs_once() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     timer.shutdown();
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -241,6 +254,7 @@ async fn on_a_shut_down_timer_the_operation_runs_once() {
 
 #[tokio::test(start_paused = true)]
 async fn at_max_pending_the_retry_gives_up_instead_of_panicking() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().max_pending(1).build().unwrap();
     let _hold = timer.sleep(Duration::from_secs(60)); // the one allowed sleep
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -255,6 +269,7 @@ async fn at_max_pending_the_retry_gives_up_instead_of_panicking() {
 
 #[tokio::test(start_paused = true)]
 async fn success_on_the_first_call_never_touches_the_wheel() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let result = timer
         .retry(Backoff::constant(ms(10)), || async { Ok::<_, ()>(42) })
@@ -265,6 +280,7 @@ async fn success_on_the_first_call_never_touches_the_wheel() {
 
 #[tokio::test(start_paused = true)]
 async fn dropping_a_waiting_retry_frees_its_wheel_entry() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let retry = timer.retry(
         Backoff::constant(Duration::from_secs(60)),
@@ -293,6 +309,7 @@ fn a_retry_is_send_when_its_parts_are() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_is_not_capped_by_max_delay_and_notify_sees_it() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -314,6 +331,7 @@ async fn retry_after_is_not_capped_by_max_delay_and_notify_sees_it() {
 
 #[tokio::test(start_paused = true)]
 async fn max_elapsed_refuses_a_retry_after_that_would_pass_it() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -335,6 +353,7 @@ async fn max_elapsed_refuses_a_retry_after_that_would_pass_it() {
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_during_an_attempt_returns_its_error_without_retrying() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let calls = Arc::new(Mutex::new(0));
     let count = calls.clone();
@@ -359,6 +378,7 @@ async fn shutdown_during_an_attempt_returns_its_error_without_retrying() {
 
 #[tokio::test(start_paused = true)]
 async fn zero_delays_yield_to_other_tasks_instead_of_spinning() {
+    let _watchdog = common::Watchdog::start();
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     // A backoff of endless zero waits and an operation that fails at once
     // until another task on this one thread says stop: the retry must give
@@ -391,6 +411,7 @@ async fn zero_delays_yield_to_other_tasks_instead_of_spinning() {
 /// work on a `LocalSet`.
 #[tokio::test(start_paused = true)]
 async fn hooks_may_borrow_and_need_not_be_send() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));

@@ -45,6 +45,7 @@ impl Log {
 
 #[tokio::test(start_paused = true)]
 async fn schedule_runs_at_the_deadline_and_not_before() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let task = timer.schedule(ms(100), {
@@ -68,6 +69,7 @@ async fn schedule_runs_at_the_deadline_and_not_before() {
 
 #[tokio::test(start_paused = true)]
 async fn schedule_on_a_coarse_timer_starts_within_one_tick() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new(); // 10 ms ticks
     let log = Log::new();
     let _task = timer.schedule(ms(123), {
@@ -84,6 +86,7 @@ async fn schedule_on_a_coarse_timer_starts_within_one_tick() {
 
 #[tokio::test(start_paused = true)]
 async fn cancel_before_the_deadline_prevents_the_run_and_drops_the_future() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let start = Instant::now();
     let ran = Arc::new(AtomicBool::new(false));
@@ -120,6 +123,7 @@ async fn cancel_before_the_deadline_prevents_the_run_and_drops_the_future() {
 
 #[tokio::test(start_paused = true)]
 async fn cancel_after_the_start_returns_false_and_the_future_finishes() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let task = timer.schedule(ms(10), {
@@ -141,6 +145,7 @@ async fn cancel_after_the_start_returns_false_and_the_future_finishes() {
 
 #[tokio::test(start_paused = true)]
 async fn dropping_the_handle_does_not_cancel() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     drop(timer.schedule(ms(20), {
@@ -153,6 +158,7 @@ async fn dropping_the_handle_does_not_cancel() {
 
 #[tokio::test(start_paused = true)]
 async fn schedule_at_a_past_instant_runs_at_once_and_zero_delay_too() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     tokio::time::advance(ms(5)).await;
@@ -171,6 +177,7 @@ async fn schedule_at_a_past_instant_runs_at_once_and_zero_delay_too() {
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_before_the_deadline_cancels_the_task() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let ran = Arc::new(AtomicBool::new(false));
     let task = timer.schedule(ms(100), {
@@ -240,6 +247,7 @@ fn cancel_races_with_the_deadline_on_a_multi_thread_runtime() {
 
 #[tokio::test(start_paused = true)]
 async fn every_runs_one_period_apart_after_the_initial_delay() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let task = timer
@@ -276,6 +284,7 @@ async fn every_runs_one_period_apart_after_the_initial_delay() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failed_or_panicking_run_is_reported_and_the_schedule_goes_on() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let reports = Arc::new(Mutex::new(Vec::new()));
@@ -332,6 +341,7 @@ async fn a_failed_or_panicking_run_is_reported_and_the_schedule_goes_on() {
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_hook_does_not_stop_the_schedule() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let task = timer
         .schedule_every(ms(10), || async { Err::<(), _>("no") })
@@ -345,6 +355,7 @@ async fn a_panicking_hook_does_not_stop_the_schedule() {
 
 #[tokio::test(start_paused = true)]
 async fn runs_never_overlap_and_the_next_is_timed_from_the_end() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let running = Arc::new(AtomicUsize::new(0));
@@ -377,6 +388,7 @@ async fn runs_never_overlap_and_the_next_is_timed_from_the_end() {
 
 #[tokio::test(start_paused = true)]
 async fn cancel_stops_the_schedule_and_lets_a_run_in_progress_finish() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let task = timer
@@ -427,6 +439,7 @@ async fn cancel_stops_the_schedule_and_lets_a_run_in_progress_finish() {
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_stops_the_schedule() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let task = timer
@@ -458,6 +471,7 @@ async fn shutdown_stops_the_schedule() {
 
 #[tokio::test(start_paused = true)]
 async fn zero_period_is_raised_to_the_tick() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let task = timer.schedule_every(Duration::ZERO, || async {}).start();
     assert_eq!(task.period(), ms(1));
@@ -527,11 +541,13 @@ async fn runs_once_then_never(period: Duration) {
 
 #[tokio::test(start_paused = true)]
 async fn every_with_duration_max_runs_once_then_never() {
+    let _watchdog = common::Watchdog::start();
     runs_once_then_never(Duration::MAX).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn every_with_a_period_that_overflows_only_from_now_runs_once_then_never() {
+    let _watchdog = common::Watchdog::start();
     let period = first_overflow();
     assert!(period < Duration::MAX);
     runs_once_then_never(period).await;
@@ -671,6 +687,7 @@ fn assert_five_failures(hook: Hook, task: &PeriodicTask, reports: &[String], rep
 
 #[tokio::test(start_paused = true)]
 async fn a_future_that_panics_when_dropped_after_completing_is_a_failed_run() {
+    let _watchdog = common::Watchdog::start();
     for hook in HOOKS {
         let drops = Arc::new(AtomicUsize::new(0));
         let (task, reports) = five_runs(hook, {
@@ -685,6 +702,7 @@ async fn a_future_that_panics_when_dropped_after_completing_is_a_failed_run() {
 
 #[tokio::test(start_paused = true)]
 async fn a_future_that_panics_in_poll_and_when_dropped_reports_the_first_panic() {
+    let _watchdog = common::Watchdog::start();
     for hook in HOOKS {
         let drops = Arc::new(AtomicUsize::new(0));
         let (task, reports) = five_runs(hook, {
@@ -708,6 +726,7 @@ impl RunOutcome for RefusesToConvert {
 
 #[tokio::test(start_paused = true)]
 async fn an_output_that_panics_when_dropped_or_converted_is_a_failed_run() {
+    let _watchdog = common::Watchdog::start();
     for hook in HOOKS {
         let (task, reports) =
             five_runs(hook, || async { Ok::<_, String>(Bomb("output drop")) }).await;
@@ -720,6 +739,7 @@ async fn an_output_that_panics_when_dropped_or_converted_is_a_failed_run() {
 
 #[tokio::test(start_paused = true)]
 async fn a_panic_payload_that_panics_when_dropped_is_a_failed_run() {
+    let _watchdog = common::Watchdog::start();
     for hook in HOOKS {
         // From the future's poll...
         let (task, reports) = five_runs(hook, || async {
@@ -744,6 +764,7 @@ async fn a_panic_payload_that_panics_when_dropped_is_a_failed_run() {
 
 #[tokio::test(start_paused = true)]
 async fn an_error_that_panics_when_dropped_is_a_failed_run() {
+    let _watchdog = common::Watchdog::start();
     // With a hook, the `RunError` is dropped inside it; without one, by the
     // loop.
     for hook in HOOKS {
@@ -754,6 +775,7 @@ async fn an_error_that_panics_when_dropped_is_a_failed_run() {
 
 #[tokio::test(start_paused = true)]
 async fn a_hook_panicking_with_a_payload_that_panics_when_dropped_does_not_stop_the_schedule() {
+    let _watchdog = common::Watchdog::start();
     let hook = Hook::RecordThenPanicWithBomb;
     let (task, reports) = five_runs(hook, || async { Err::<(), _>("refused") }).await;
     assert_five_failures(hook, &task, &reports, "failed: refused");
@@ -765,6 +787,7 @@ async fn a_hook_panicking_with_a_payload_that_panics_when_dropped_does_not_stop_
 /// timer, its driver and every other task go on.
 #[tokio::test(start_paused = true)]
 async fn a_scheduled_future_that_panics_when_dropped_ends_only_its_own_task() {
+    let _watchdog = common::Watchdog::start();
     let timer = fine_timer();
     let log = Log::new();
     let drops = Arc::new(AtomicUsize::new(0));

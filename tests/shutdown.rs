@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_wakes_every_waiter_and_reports_how_many() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut tasks = Vec::new();
     for i in 0..100u64 {
@@ -62,6 +63,7 @@ fn assert_shutdown_panic(f: impl FnOnce()) {
 /// after a shutdown can be mistaken for elapsed time.
 #[tokio::test(start_paused = true)]
 async fn after_shutdown_new_waits_fail_loudly_and_old_ones_end() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut old_sleep = timer.sleep(Duration::from_secs(60));
     let old_timeout = timer.timeout(Duration::from_secs(60), std::future::pending::<()>());
@@ -114,6 +116,7 @@ async fn after_shutdown_new_waits_fail_loudly_and_old_ones_end() {
 /// ends with that panic after at most one turn.
 #[tokio::test(start_paused = true)]
 async fn a_sleep_loop_on_a_shut_down_timer_fails_loudly_instead_of_spinning() {
+    let _watchdog = common::Watchdog::start();
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
@@ -179,6 +182,7 @@ fn a_timer_whose_runtime_ended_fails_loudly_in_the_next_runtime() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_that_really_elapsed_is_not_blamed_on_shutdown() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let err = timer
         .timeout(Duration::from_millis(10), std::future::pending::<()>())
@@ -196,6 +200,7 @@ async fn a_timeout_that_really_elapsed_is_not_blamed_on_shutdown() {
 /// polled before the shutdown.
 #[tokio::test(start_paused = true)]
 async fn a_deadline_reached_by_shutdown_time_is_elapsed_and_a_later_one_is_cut_short() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let start = Instant::now();
     let at = |ns: u64| start + Duration::from_nanos(ns);
@@ -289,6 +294,7 @@ fn sleeps_work_on_other_executors() {
 
 #[tokio::test(start_paused = true)]
 async fn sleeps_outlive_their_timer_handle() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let sleep = timer.sleep(Duration::from_millis(500));
     drop(timer); // the last handle: the driver keeps going for the live sleep
@@ -299,6 +305,7 @@ async fn sleeps_outlive_their_timer_handle() {
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_waker_does_not_stop_the_driver() {
+    let _watchdog = common::Watchdog::start();
     struct Panicky;
     impl std::task::Wake for Panicky {
         fn wake(self: std::sync::Arc<Self>) {
@@ -363,6 +370,7 @@ fn building_on_a_dead_runtime_gives_a_shut_down_timer() {
 /// scheduler instead of starving every other task on the thread.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_loop_of_instant_sleeps_yields_to_other_tasks() {
+    let _watchdog = common::Watchdog::start();
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
@@ -417,6 +425,7 @@ fn all_woken_once(sleeps: &mut [(tickwheel::Sleep, std::sync::Arc<CountingWaker>
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_with_a_hundred_thousand_pending_wakes_every_one() {
+    let _watchdog = common::Watchdog::start();
     const N: u64 = 100_000;
     let timer = Timer::new();
     let mut sleeps = register_many(&timer, N);

@@ -3,6 +3,8 @@
 //! difference of two snapshots (per-interval counters). On the paused
 //! clock, so every figure is exact.
 
+mod common;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Waker};
@@ -29,6 +31,7 @@ fn register(sleep: &mut tickwheel::Sleep) {
 /// inside, and must agree).
 #[tokio::test(start_paused = true)]
 async fn live_counts_created_sleeps_pending_registered_ones() {
+    let _watchdog = common::Watchdog::start();
     for timer in [
         Timer::new(),
         Timer::builder().max_pending(1000).build().unwrap(),
@@ -62,6 +65,7 @@ async fn live_counts_created_sleeps_pending_registered_ones() {
 /// The headroom is what `try_sleep` will still accept: at zero it refuses.
 #[tokio::test(start_paused = true)]
 async fn headroom_is_what_max_pending_still_accepts() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().max_pending(3).build().unwrap();
     assert_eq!(timer.stats().max_pending, Some(3));
     assert_eq!(timer.stats().headroom(), Some(3));
@@ -90,6 +94,7 @@ async fn headroom_is_what_max_pending_still_accepts() {
 /// [4608 µs, 5120 µs); on-grid sleeps are on time, in the first bucket.
 #[tokio::test(start_paused = true)]
 async fn the_histogram_buckets_each_timer_by_its_lateness() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     tokio::task::yield_now().await;
     for _ in 0..3 {
@@ -122,6 +127,7 @@ async fn the_histogram_buckets_each_timer_by_its_lateness() {
 /// at the total.
 #[tokio::test(start_paused = true)]
 async fn cumulative_counts_at_fixed_bounds_match_the_buckets() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().tick(MS).build().unwrap();
     tokio::task::yield_now().await;
     // Sleeps made at sub-millisecond offsets: lateness spread under 1 ms.
@@ -155,6 +161,7 @@ async fn cumulative_counts_at_fixed_bounds_match_the_buckets() {
 /// the snapshots are swapped; `-` is the same as `delta`.
 #[tokio::test(start_paused = true)]
 async fn a_delta_gives_the_intervals_counters_and_the_later_gauges() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().max_pending(100).build().unwrap();
     tokio::task::yield_now().await;
     timer.sleep(15 * MS).await; // 5 ms late, before the interval
@@ -206,6 +213,7 @@ async fn a_delta_gives_the_intervals_counters_and_the_later_gauges() {
 /// A snapshot minus itself has no activity and keeps its gauges.
 #[tokio::test(start_paused = true)]
 async fn a_snapshot_minus_itself_is_idle() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let _held = timer.sleep(Duration::from_secs(1));
     timer.sleep(25 * MS).await;

@@ -5,6 +5,8 @@
 //! Written as a tokio user writes such tests: tokio-test's mock tasks on the
 //! paused clock, checking `is_woken()` right after `advance`.
 
+mod common;
+
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -63,6 +65,7 @@ fn assert_send_sync<T: Send + Sync>(_: &T) {}
 /// not before `d`, and only one however long the silence lasts.
 #[tokio::test(start_paused = true)]
 async fn timeout_yields_one_error_per_silence_and_never_early() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let mut s = task::spawn(rx.timeout_on(&timer, 100 * MS));
@@ -96,6 +99,7 @@ async fn timeout_yields_one_error_per_silence_and_never_early() {
 /// 60 ms moves the next error from 100 ms to 160 ms.
 #[tokio::test(start_paused = true)]
 async fn timeout_restarts_after_each_item() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let start = Instant::now();
     let (tx, rx) = mpsc::unbounded::<u32>();
@@ -120,6 +124,7 @@ async fn timeout_restarts_after_each_item() {
 /// not from its first poll.
 #[tokio::test(start_paused = true)]
 async fn the_first_limit_runs_from_creation() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s = task::spawn(futures::stream::pending::<()>().timeout_on(&timer, 50 * MS));
     advance(50 * MS).await;
@@ -132,6 +137,7 @@ async fn the_first_limit_runs_from_creation() {
 /// never at 15.
 #[tokio::test(start_paused = true)]
 async fn a_limit_between_ticks_rounds_up_never_down() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s = task::spawn(futures::stream::pending::<()>().timeout_on(&timer, 15 * MS));
     assert_pending!(s.poll_next());
@@ -147,6 +153,7 @@ async fn a_limit_between_ticks_rounds_up_never_down() {
 /// and no error comes after the end.
 #[tokio::test(start_paused = true)]
 async fn timeout_ends_with_its_stream_and_stays_ended() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (inner, polls) = counted(futures::stream::iter([1, 2]));
     let mut s = task::spawn(inner.timeout_on(&timer, 10 * MS));
@@ -166,6 +173,7 @@ async fn timeout_ends_with_its_stream_and_stays_ended() {
 /// pending), and no more: polled again, it is pending and not woken.
 #[tokio::test(start_paused = true)]
 async fn a_zero_limit_errs_once_per_item_without_spinning() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let mut s = task::spawn(rx.timeout_on(&timer, Duration::ZERO));
@@ -183,6 +191,7 @@ async fn a_zero_limit_errs_once_per_item_without_spinning() {
 /// item: one live sleep, one wheel entry while it waits.
 #[tokio::test(start_paused = true)]
 async fn timeout_holds_one_sleep_whatever_the_items() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let mut s = task::spawn(rx.timeout_on(&timer, 100 * MS));
@@ -201,6 +210,7 @@ async fn timeout_holds_one_sleep_whatever_the_items() {
 /// through with no limit, and no further error (no spin on a dead timer).
 #[tokio::test(start_paused = true)]
 async fn shutdown_while_waiting_reports_once_then_passes_items() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let mut s = task::spawn(rx.timeout_on(&timer, 100 * MS));
@@ -226,6 +236,7 @@ async fn shutdown_while_waiting_reports_once_then_passes_items() {
 /// through, then the shutdown is reported once, at the next wait.
 #[tokio::test(start_paused = true)]
 async fn shutdown_between_limits_is_reported_at_the_next_wait() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let mut s = task::spawn(rx.timeout_on(&timer, 10 * MS));
@@ -250,6 +261,7 @@ async fn shutdown_between_limits_is_reported_at_the_next_wait() {
 
 #[tokio::test(start_paused = true)]
 async fn adapters_are_unpin_send_and_sync_over_such_streams() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let timeout = futures::stream::iter([1]).timeout_on(&timer, MS);
     let repeating = futures::stream::iter([1]).timeout_repeating_on(timer.interval(MS));
@@ -272,6 +284,7 @@ async fn adapters_are_unpin_send_and_sync_over_such_streams() {
 #[tokio::test(start_paused = true)]
 #[should_panic(expected = "the timer has shut down")]
 async fn creating_an_adapter_on_a_shut_down_timer_panics() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     timer.shutdown();
     let _ = futures::stream::iter([1]).timeout_on(&timer, MS);
@@ -283,6 +296,7 @@ async fn creating_an_adapter_on_a_shut_down_timer_panics() {
 /// restarts the period.
 #[tokio::test(start_paused = true)]
 async fn repeating_timeout_errs_every_period_of_silence() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let start = Instant::now();
     let (tx, rx) = mpsc::unbounded::<u32>();
@@ -319,6 +333,7 @@ async fn repeating_timeout_errs_every_period_of_silence() {
 /// pending on its first poll errs at once; then once a period.
 #[tokio::test(start_paused = true)]
 async fn repeating_timeout_follows_the_intervals_first_tick() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s =
         task::spawn(futures::stream::pending::<()>().timeout_repeating_on(timer.interval(50 * MS)));
@@ -334,6 +349,7 @@ async fn repeating_timeout_follows_the_intervals_first_tick() {
 /// tick), items still pass, the end still ends.
 #[tokio::test(start_paused = true)]
 async fn repeating_timeout_on_shutdown_reports_once() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let start = Instant::now();
@@ -360,6 +376,7 @@ async fn repeating_timeout_on_shutdown_reports_once() {
 /// the next wait.
 #[tokio::test(start_paused = true)]
 async fn repeating_timeout_reports_a_shutdown_seen_at_an_item() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let start = Instant::now();
@@ -381,6 +398,7 @@ async fn repeating_timeout_reports_a_shutdown_seen_at_an_item() {
 /// before, and the inner stream is not polled while the throttle waits.
 #[tokio::test(start_paused = true)]
 async fn throttle_spaces_items_and_holds_the_producer_back() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (inner, polls) = counted(futures::stream::iter(1..=3));
     let mut s = task::spawn(inner.throttle_on(&timer, 100 * MS));
@@ -410,6 +428,7 @@ async fn throttle_spaces_items_and_holds_the_producer_back() {
 /// ms apart, never 15.
 #[tokio::test(start_paused = true)]
 async fn throttle_between_ticks_rounds_up_never_down() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s = task::spawn(futures::stream::repeat(()).throttle_on(&timer, 15 * MS));
     assert_ready!(s.poll_next());
@@ -426,6 +445,7 @@ async fn throttle_between_ticks_rounds_up_never_down() {
 /// the spacing counts from the previous item, not from the poll.
 #[tokio::test(start_paused = true)]
 async fn a_slow_consumer_is_not_held_back() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s = task::spawn(futures::stream::repeat(()).throttle_on(&timer, 100 * MS));
     assert_ready!(s.poll_next());
@@ -441,6 +461,7 @@ async fn a_slow_consumer_is_not_held_back() {
 /// after it shut down.
 #[tokio::test(start_paused = true)]
 async fn a_zero_throttle_passes_items_through() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s = task::spawn(futures::stream::iter(1..=3).throttle_on(&timer, Duration::ZERO));
     assert_ready_eq!(s.poll_next(), Some(1));
@@ -454,6 +475,7 @@ async fn a_zero_throttle_passes_items_through() {
 /// stays ended, and the inner stream keeps the items it was not asked for.
 #[tokio::test(start_paused = true)]
 async fn throttle_ends_on_shutdown_and_keeps_the_rest() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s = task::spawn(futures::stream::iter(1..=5).throttle_on(&timer, 100 * MS));
     assert_ready_eq!(s.poll_next(), Some(1));
@@ -472,6 +494,7 @@ async fn throttle_ends_on_shutdown_and_keeps_the_rest() {
 /// after it.
 #[tokio::test(start_paused = true)]
 async fn throttle_yields_an_item_already_spaced_then_ends() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let (tx, rx) = mpsc::unbounded::<u32>();
     let mut s = task::spawn(rx.throttle_on(&timer, 10 * MS));
@@ -487,6 +510,7 @@ async fn throttle_yields_an_item_already_spaced_then_ends() {
 /// of turning into a busy loop: a consumer's `while let` stops by itself.
 #[tokio::test(start_paused = true)]
 async fn a_throttled_endless_stream_stops_after_shutdown() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let mut s = futures::stream::repeat(()).throttle_on(&timer, 10 * MS);
     let mut items = 0;
@@ -523,6 +547,7 @@ fn flapping() -> impl Stream<Item = ()> + Unpin {
 /// looping on it yields to the scheduler, so another task gets to run.
 #[tokio::test(start_paused = true)]
 async fn a_loop_over_passed_limits_yields_to_other_tasks() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer().await;
     let other_ran = Arc::new(AtomicBool::new(false));
     tokio::spawn({
@@ -545,6 +570,7 @@ async fn a_loop_over_passed_limits_yields_to_other_tasks() {
 /// `Timer::current()`, and wait on that timer.
 #[tokio::test(start_paused = true)]
 async fn the_tokio_stream_names_use_the_default_timer() {
+    let _watchdog = common::Watchdog::start();
     let (tx, rx) = mpsc::unbounded::<u32>();
     let mut limited = task::spawn(StreamTimerExt::timeout(rx, 100 * MS));
     assert_pending!(limited.poll_next());

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 #[tokio::test(start_paused = true)]
 async fn a_ready_future_never_touches_the_wheel() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     assert_eq!(
         timer.timeout(Duration::from_secs(1), async { 5 }).await,
@@ -22,6 +23,7 @@ async fn a_ready_future_never_touches_the_wheel() {
 
 #[tokio::test(start_paused = true)]
 async fn elapses_at_the_deadline_and_not_before() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let start = Instant::now();
     let err = timer
@@ -37,6 +39,7 @@ async fn elapses_at_the_deadline_and_not_before() {
 
 #[tokio::test(start_paused = true)]
 async fn the_inner_future_wins_a_tie() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let d = Duration::from_millis(100);
     // Both fire on the same tick; the inner future is polled first.
@@ -62,6 +65,7 @@ impl Future for PendingOnce {
 
 #[tokio::test(start_paused = true)]
 async fn an_answer_in_time_registers_then_cancels() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let reply = timer
         .timeout(Duration::from_secs(5), PendingOnce(false))
@@ -76,6 +80,7 @@ async fn an_answer_in_time_registers_then_cancels() {
 
 #[tokio::test(start_paused = true)]
 async fn accessors_reach_the_inner_future() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut t = timer.timeout(Duration::from_secs(1), PendingOnce(false));
     assert!(!t.get_ref().0);

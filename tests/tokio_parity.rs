@@ -26,6 +26,8 @@
 //! returns (`is_woken()`, then `assert_ready!`). Today the timer's driver task
 //! only runs after the test task has resumed.
 
+mod common;
+
 use std::future::{pending, Future};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -105,6 +107,7 @@ async fn run_script(
 /// its first poll and completes on it, without time passing.
 #[tokio::test(start_paused = true)]
 async fn sleep_until_now_completes_without_time_passing() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let now = Instant::now();
     let mut sleep = timer.sleep_until(now);
@@ -118,6 +121,7 @@ async fn sleep_until_now_completes_without_time_passing() {
 /// and while pending, true once completed.
 #[tokio::test(start_paused = true)]
 async fn is_elapsed_turns_true_only_on_completion() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut sleep = task::spawn(timer.sleep(ms(10)));
@@ -134,6 +138,7 @@ async fn is_elapsed_turns_true_only_on_completion() {
 /// slots of 1 ms) and the overflow level.
 #[tokio::test(start_paused = true)]
 async fn sleeps_end_exactly_at_whole_millisecond_deadlines() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     for d in [1, 10, 60, 511, 512, 513, 1_000, 65_000] {
         let now = Instant::now();
@@ -147,6 +152,7 @@ async fn sleeps_end_exactly_at_whole_millisecond_deadlines() {
 /// allows anything up to 1 ms late), the 10 ms boundary for the default tick.
 #[tokio::test(start_paused = true)]
 async fn sub_tick_deadlines_round_up_to_the_next_boundary() {
+    let _watchdog = common::Watchdog::start();
     let fine = timer_1ms();
     let coarse = Timer::new();
     let origin = Instant::now();
@@ -171,6 +177,7 @@ async fn sub_tick_deadlines_round_up_to_the_next_boundary() {
 /// fires exactly.
 #[tokio::test(start_paused = true)]
 async fn deadlines_around_the_ring_fire_exactly() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::builder().tick(ms(1)).slots(64).build().unwrap();
     timer.sleep(ms(5)).await;
     for d in [60, 63, 64, 65, 130] {
@@ -184,6 +191,7 @@ async fn deadlines_around_the_ring_fire_exactly() {
 /// a later deadline completes at the new deadline, not the old one.
 #[tokio::test(start_paused = true)]
 async fn reset_to_a_later_deadline_before_it_fires() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut sleep = task::spawn(Box::pin(timer.sleep_until(start + ms(100))));
@@ -198,6 +206,7 @@ async fn reset_to_a_later_deadline_before_it_fires() {
 /// deadline that has not passed.
 #[tokio::test(start_paused = true)]
 async fn reset_to_an_earlier_deadline_before_it_fires() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut sleep = task::spawn(Box::pin(timer.sleep_until(start + ms(100))));
@@ -212,6 +221,7 @@ async fn reset_to_an_earlier_deadline_before_it_fires() {
 /// has passed.
 #[tokio::test(start_paused = true)]
 async fn reset_to_an_earlier_deadline_after_time_has_passed() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut sleep = task::spawn(timer.sleep_until(start + ms(100)));
@@ -227,6 +237,7 @@ async fn reset_to_an_earlier_deadline_after_time_has_passed() {
 /// a later deadline sleeps again until it.
 #[tokio::test(start_paused = true)]
 async fn reset_after_completion_sleeps_again() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut sleep = Box::pin(timer.sleep_until(start + ms(100)));
@@ -243,6 +254,7 @@ async fn reset_after_completion_sleeps_again() {
 /// at the reset (tokio leaves that open, "is this required?").
 #[tokio::test(start_paused = true)]
 async fn reset_to_a_passed_deadline_wakes_and_completes() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut sleep = task::spawn(timer.sleep_until(start + ms(100)));
@@ -261,6 +273,7 @@ async fn reset_to_a_passed_deadline_wakes_and_completes() {
 /// pending again.
 #[tokio::test(start_paused = true)]
 async fn reset_after_completion_is_pending_again() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let mut sleep = timer.sleep(ms(1));
     let first = sleep.deadline();
@@ -278,6 +291,7 @@ async fn reset_after_completion_is_pending_again() {
 /// to the past) behaves as if it had been created with the new deadline.
 #[tokio::test(start_paused = true)]
 async fn reset_of_a_never_polled_sleep() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
 
@@ -307,6 +321,7 @@ async fn reset_of_a_never_polled_sleep() {
 /// to the tick, and follows resets.
 #[tokio::test(start_paused = true)]
 async fn deadline_is_the_requested_instant() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new(); // 10 ms ticks
     let now = Instant::now();
     assert_eq!(timer.sleep(ms(15)).deadline(), now + ms(15));
@@ -324,6 +339,7 @@ async fn deadline_is_the_requested_instant() {
 /// times over, without time passing or touching the wheel.
 #[tokio::test(start_paused = true)]
 async fn zero_duration_sleeps_complete_at_once() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     for _ in 0..1000 {
@@ -343,6 +359,7 @@ async fn zero_duration_sleeps_complete_at_once() {
 /// tokio's task budget, so a loop of them yields to other tasks.
 #[tokio::test(start_paused = true)]
 async fn zero_sleeps_in_a_loop_let_other_tasks_run() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let ran = Arc::new(AtomicBool::new(false));
     tokio::spawn({
@@ -361,6 +378,7 @@ async fn zero_sleeps_in_a_loop_let_other_tasks_run() {
 /// sleeps of years complete, exactly at their deadline.
 #[tokio::test(start_paused = true)]
 async fn sleeps_of_years_complete_on_time() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     timer.sleep_until(start + 5 * YEAR).await;
@@ -382,6 +400,7 @@ async fn sleeps_of_years_complete_on_time() {
 /// saturate and never fire (README, "Extreme deadlines saturate").
 #[tokio::test(start_paused = true)]
 async fn extreme_durations_never_panic_and_never_fire() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut huge = timer.sleep(Duration::from_secs(u64::MAX / 10));
@@ -410,6 +429,7 @@ async fn extreme_durations_never_panic_and_never_fire() {
 /// fire on time.
 #[tokio::test(start_paused = true)]
 async fn dropping_a_sleep_after_moving_it_is_safe() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut a = timer.sleep(ms(5));
@@ -464,6 +484,7 @@ impl Wake for DropAllOnWake {
 /// nor deadlocks; every fired entry's waker is called, the rest are cancelled.
 #[tokio::test(start_paused = true)]
 async fn a_waker_may_drop_sleeps_while_being_woken() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let waker_state = Arc::new(DropAllOnWake {
         sleeps: Mutex::new(Vec::new()),
@@ -494,6 +515,7 @@ async fn a_waker_may_drop_sleeps_while_being_woken() {
 /// `advance` jumps past its deadline, and not by one that stops short.
 #[tokio::test(start_paused = true)]
 async fn advance_past_the_deadline_wakes_the_sleep() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let mut sleep = task::spawn(timer.sleep(ms(1)));
     assert_pending!(sleep.poll());
@@ -509,6 +531,7 @@ async fn advance_past_the_deadline_wakes_the_sleep() {
 /// `advance` step that lands exactly on its deadline, not one step before.
 #[tokio::test(start_paused = true)]
 async fn advance_in_steps_onto_the_deadline_wakes_the_sleep_not_before() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let mut sleep = task::spawn(timer.sleep(ms(1)));
     assert_pending!(sleep.poll());
@@ -527,6 +550,7 @@ async fn advance_in_steps_onto_the_deadline_wakes_the_sleep_not_before() {
 /// woken when `advance` reaches the boundary after it, not at the deadline.
 #[tokio::test(start_paused = true)]
 async fn advance_to_the_rounded_deadline_wakes_the_sleep() {
+    let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let start = Instant::now();
     let mut sleep = task::spawn(timer.sleep_until(start + ms(295)));
@@ -553,6 +577,7 @@ async fn advance_to_the_rounded_deadline_wakes_the_sleep() {
 /// own sleeps as for the wheel's driver.)
 #[tokio::test(start_paused = true)]
 async fn advance_moves_the_clock_exactly_and_sleeps_stay_pending() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut polled = task::spawn(timer.sleep_until(start + ms(300)));
@@ -599,6 +624,7 @@ async fn advance_moves_the_clock_exactly_and_sleeps_stay_pending() {
 /// pending, polled before the advance or not.
 #[tokio::test(start_paused = true)]
 async fn a_sleep_polled_by_the_advancing_task_stays_pending_before_its_deadline() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     for poll_first in [true, false] {
         let mut sleep = timer.sleep_until(Instant::now() + ms(300));
@@ -657,6 +683,7 @@ fn paused_runs_are_deterministic() {
 /// the runtime jumps from deadline to deadline, each exactly.
 #[tokio::test(start_paused = true)]
 async fn an_idle_runtime_auto_advances_to_each_wheel_deadline() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let tasks: Vec<_> = (1..=50u64)
@@ -689,6 +716,7 @@ async fn an_idle_runtime_auto_advances_to_each_wheel_deadline() {
 /// deadline that is now or past, on the first poll, without a timer.
 #[tokio::test(start_paused = true)]
 async fn a_ready_future_wins_over_a_deadline_now_or_past() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let mut now = task::spawn(timer.timeout_at(Instant::now(), async { 1 }));
     assert_eq!(assert_ready_ok!(now.poll()), 1);
@@ -702,6 +730,7 @@ async fn a_ready_future_wins_over_a_deadline_now_or_past() {
 /// deadline wakes the timeout's task and wins.
 #[tokio::test(start_paused = true)]
 async fn a_future_that_completes_in_time_wins() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     for by_instant in [true, false] {
         let (tx, rx) = oneshot::channel();
@@ -726,6 +755,7 @@ async fn a_future_that_completes_in_time_wins() {
 /// task for the deadline.
 #[tokio::test(start_paused = true)]
 async fn a_ready_future_wins_even_after_the_deadline_passed() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let (tx, rx) = oneshot::channel();
     let mut fut = task::spawn(timer.timeout(ms(10), rx));
@@ -740,6 +770,7 @@ async fn a_ready_future_wins_even_after_the_deadline_passed() {
 /// pending after ten years and lets the future complete.
 #[tokio::test(start_paused = true)]
 async fn a_duration_max_timeout_stays_pending_for_years() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let (tx, rx) = oneshot::channel();
     let mut fut = task::spawn(timer.timeout(Duration::MAX, rx));
@@ -756,6 +787,7 @@ async fn a_duration_max_timeout_stays_pending_for_years() {
 /// contract says for passed deadlines.
 #[tokio::test(start_paused = true)]
 async fn a_timeout_at_now_or_earlier_elapses_on_the_first_poll() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let mut now = task::spawn(timer.timeout_at(Instant::now(), pending::<()>()));
     assert!(!assert_ready_err!(now.poll()).is_shutdown());
@@ -771,6 +803,7 @@ async fn a_timeout_at_now_or_earlier_elapses_on_the_first_poll() {
 /// and elapses.
 #[tokio::test(start_paused = true)]
 async fn advance_to_the_deadline_elapses_the_timeout() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let mut fut = task::spawn(timer.timeout_at(Instant::now() + ms(300), pending::<()>()));
     assert_pending!(fut.poll());
@@ -787,6 +820,7 @@ async fn advance_to_the_deadline_elapses_the_timeout() {
 /// deadline.
 #[tokio::test(start_paused = true)]
 async fn an_awaited_timeout_of_a_never_ready_future_elapses_at_its_deadline() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let err = timer.timeout(ms(300), pending::<()>()).await.unwrap_err();
@@ -803,6 +837,7 @@ async fn an_awaited_timeout_of_a_never_ready_future_elapses_at_its_deadline() {
 /// wheel entry away with the timeout; `get_ref`/`get_mut` reach the future.
 #[tokio::test(start_paused = true)]
 async fn into_inner_gives_back_the_future_unharmed() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let (tx, rx) = oneshot::channel();
     let mut fut = task::spawn(timer.timeout(ms(10), rx));
@@ -823,6 +858,7 @@ async fn into_inner_gives_back_the_future_unharmed() {
 /// auto-advance. The outer `tokio::time::timeout` only bounds the test.
 #[tokio::test]
 async fn a_budget_hungry_future_cannot_starve_its_timeout() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let hungry = async {
         loop {
@@ -846,6 +882,7 @@ async fn a_budget_hungry_future_cannot_starve_its_timeout() {
 /// ready at once with the current instant; `interval_at` a later start is not.
 #[tokio::test(start_paused = true)]
 async fn the_first_tick_is_immediate() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut i = task::spawn(timer.interval(ms(300)));
@@ -861,6 +898,7 @@ async fn the_first_tick_is_immediate() {
 /// missed ticks are all ready at once, then the schedule goes on.
 #[tokio::test(start_paused = true)]
 async fn burst_catches_up_after_a_stall() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut i = task::spawn(timer.interval_at(start, ms(300)));
@@ -881,6 +919,7 @@ async fn burst_catches_up_after_a_stall() {
 /// the late one completed.
 #[tokio::test(start_paused = true)]
 async fn delay_restarts_the_schedule_after_a_stall() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut i = task::spawn(timer.interval_at(start, ms(300)));
@@ -902,6 +941,7 @@ async fn delay_restarts_the_schedule_after_a_stall() {
 /// the next one is back on the original grid.
 #[tokio::test(start_paused = true)]
 async fn skip_drops_missed_ticks_after_a_stall() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut i = task::spawn(timer.interval_at(start, ms(300)));
@@ -923,6 +963,7 @@ async fn skip_drops_missed_ticks_after_a_stall() {
 /// the time tokio's would.
 #[tokio::test(start_paused = true)]
 async fn missed_tick_behaviours_after_an_awaited_stall() {
+    let _watchdog = common::Watchdog::start();
     use MissedTickBehavior::{Burst, Delay, Skip};
     let cases = [
         (Burst, [(600, 950), (900, 950), (1200, 1200), (1500, 1500)]),
@@ -957,6 +998,7 @@ async fn missed_tick_behaviours_after_an_awaited_stall() {
 /// `reset_at_bigger_than_interval`, polled after `advance`.
 #[tokio::test(start_paused = true)]
 async fn interval_resets_under_advance() {
+    let _watchdog = common::Watchdog::start();
     type Reset = fn(&mut Interval);
     let cases: [(&str, Reset, Script); 5] = [
         (
@@ -1008,6 +1050,7 @@ async fn interval_resets_under_advance() {
 /// period later.
 #[tokio::test(start_paused = true)]
 async fn interval_resets_when_awaited() {
+    let _watchdog = common::Watchdog::start();
     type Reset = fn(&mut Interval);
     let cases: [(&str, Reset, [u64; 2]); 5] = [
         ("reset", |i| i.reset(), [700, 1000]),
@@ -1074,6 +1117,7 @@ impl Stream for EveryThirdTick {
 /// timeout ends it); one that wakes itself yields every item.
 #[tokio::test(start_paused = true)]
 async fn poll_tick_registers_the_waker_only_when_pending() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     for (wake_self, expected) in [(true, vec![3, 6, 9]), (false, vec![])] {
         let stream = EveryThirdTick {
@@ -1102,6 +1146,7 @@ async fn poll_tick_registers_the_waker_only_when_pending() {
 /// yields the scheduled instants, on time.
 #[tokio::test(start_paused = true)]
 async fn the_interval_is_a_stream_of_scheduled_instants() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let ticks: Vec<_> = timer.interval(ms(25)).take(4).collect().await;
@@ -1119,6 +1164,7 @@ async fn the_interval_is_a_stream_of_scheduled_instants() {
 /// to its "far future"), it saturates to 30 years on.
 #[tokio::test(start_paused = true)]
 async fn an_interval_of_duration_max_does_not_panic() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut i = task::spawn(timer.interval(Duration::MAX));
@@ -1135,6 +1181,7 @@ async fn an_interval_of_duration_max_does_not_panic() {
 /// `Timer::interval`), so the interval ticks every tick.
 #[tokio::test(start_paused = true)]
 async fn a_zero_period_is_one_tick() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let start = Instant::now();
     let mut i = timer.interval_at(start, Duration::ZERO);
@@ -1410,6 +1457,7 @@ fn a_sleep_reset_from_another_paused_runtime_keeps_the_timers_clock() {
 /// early.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sleeps_across_worker_threads_never_complete_early() {
+    let _watchdog = common::Watchdog::start();
     let timer = timer_1ms();
     let mut tasks = Vec::new();
     for i in 0..200u64 {
