@@ -17,17 +17,28 @@
 //! task is spawned or a timer is dropped: spawning on a runtime that is
 //! shutting down drops the task at once, and its guard takes the lock.
 //!
+//! # Which runtime: the one whose context is current
+//!
+//! A lookup is for the runtime whose context is current at the call, as
+//! `tokio::time::sleep` uses that runtime's time driver: inside
+//! `block_in_place(|| b.block_on(..))` on a worker of runtime `a`, it is
+//! `b`; in a `LocalSet` driven by `a` and later by `b`, it is whichever
+//! drives the set when the sleep is made. A sleep, interval or timeout, once
+//! made, stays on the timer it was made on, as a `tokio::time::Sleep` stays
+//! on its runtime's time driver: one made while `a` drove the set fires on
+//! `a`'s clock, when `a` runs.
+//!
 //! # The hot path takes no lock
 //!
 //! `tickwheel::time::sleep` must cost about what `timer.sleep` on a held
 //! handle costs. Each thread caches the last runtime it looked up: its id,
 //! and weak references to that runtime's default timer and to the timer's
-//! shard for this thread. A lookup asks [`context::current_runtime`] which
-//! runtime it is in (a per-thread table by task id, no handle clone),
-//! compares it with the cached id, and upgrades the weak shard reference,
-//! which is the one reference count a sleep takes anyway. Only a miss (a
-//! thread's first lookup, or a different runtime than last time) locks the
-//! registry.
+//! shard for this thread. A lookup asks tokio which runtime is current
+//! ([`context::current_runtime`]: one clone and drop of the runtime's
+//! handle, as `tokio::time::sleep` does for every sleep), compares it with
+//! the cached id, and upgrades the weak shard reference, which is the one
+//! reference count a sleep takes anyway. Only a miss (a thread's first
+//! lookup, or a different runtime than last time) locks the registry.
 //!
 //! The cache holds nothing alive: once a runtime has ended and dropped its
 //! timer, a stale entry keeps only the allocation of one shard's header
@@ -92,8 +103,20 @@ impl Timer {
     /// shards per worker) unless [`Builder::install`](crate::Builder::install)
     /// configured it before its first use.
     ///
+    /// # Nested runtimes, and runtimes in turn
+    ///
+    /// It is the default timer of the runtime whose context is current at
+    /// the call, as `tokio::time::sleep` uses that runtime's clock: inside
+    /// `block_in_place(|| rt_b.block_on(..))` in a task of runtime A, it is
+    /// B's (back in the task, A's again); in a `LocalSet` driven by A and
+    /// later by B, it is the timer of whichever runtime drives the set at
+    /// the call. A sleep keeps the timer it was made on, as a
+    /// `tokio::time::Sleep` keeps its runtime: one made while A drove the
+    /// set fires on A's clock, when A runs.
+    ///
     /// Finding it costs no lock: each thread remembers the last runtime's
-    /// timer. [`Timer::shutdown`] on it ends it for good, as for any timer:
+    /// timer, and asks tokio which runtime is current (one handle clone, as
+    /// `tokio::time::sleep` does). [`Timer::shutdown`] on it ends it for good, as for any timer:
     /// the runtime keeps the shut-down timer as its default, and new waits on
     /// it panic (the `try_*` methods return [`Error::is_shutdown`]).
     ///

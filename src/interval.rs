@@ -62,7 +62,7 @@ impl Timer {
     /// ```
     #[track_caller]
     pub fn interval(&self, period: Duration) -> Interval {
-        self.interval_at(self.clock_now(), period)
+        self.interval_at(self.now(), period)
     }
 
     /// An [`Interval`] whose first tick completes at `start` and whose later

@@ -329,13 +329,66 @@ impl Timer {
         }
     }
 
-    /// The instant of the last tick the driver processed: a clock that costs
-    /// one atomic load instead of a system call, at tick resolution.
+    /// The current time on the timer's clock: `tokio::time::Instant::now()`
+    /// of the runtime that hosts its driver, read exactly, wherever it is
+    /// called from (another runtime, whose test clock may be paused or
+    /// advanced differently, or no runtime at all).
     ///
-    /// It lags real time by up to a tick while timers are firing, and by more
-    /// while the driver is parked with nothing to do; use
-    /// `tokio::time::Instant::now()` where that matters.
+    /// It is the clock every deadline of this timer is measured on, so
+    /// `timer.sleep_until(timer.now() + d)` is `timer.sleep(d)`. For a
+    /// cheaper, coarser reading, see [`last_tick`](Timer::last_tick).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// tokio::time::sleep(Duration::from_millis(500)).await;
+    /// assert_eq!(timer.now(), Instant::now());
+    /// let start = Instant::now();
+    /// timer.sleep_until(timer.now() + Duration::from_millis(100)).await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(100));
+    /// # }
+    /// ```
     pub fn now(&self) -> Instant {
+        self.inner.shared.now()
+    }
+
+    /// The instant of the last tick the driver processed: a clock that costs
+    /// one atomic load instead of a clock read, at tick resolution, and that
+    /// lags [`now`](Timer::now).
+    ///
+    /// How far it lags: by less than a tick while timers are firing (the
+    /// driver processes every tick that has timers due, at or just after its
+    /// boundary); without bound while the driver is parked with nothing to
+    /// fire, since an idle driver processes no ticks at all: after 500 ms
+    /// with no timer due, it is still the tick of the last one fired. So a
+    /// deadline computed from it, `last_tick() + d`, can be up to that lag
+    /// early, and may already have passed. Use it for cheap coarse
+    /// timestamps (staleness checks, metrics), and [`now`](Timer::now) for
+    /// deadlines.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new(); // 10 ms ticks
+    /// timer.sleep(Duration::from_millis(25)).await;
+    /// // The driver just processed the tick at 30 ms, which fired it.
+    /// assert_eq!(timer.now() - timer.last_tick(), Duration::ZERO);
+    /// // Idle for a second: nothing to fire, no tick processed.
+    /// tokio::time::sleep(Duration::from_secs(1)).await;
+    /// assert_eq!(timer.now() - timer.last_tick(), Duration::from_secs(1));
+    /// # }
+    /// ```
+    pub fn last_tick(&self) -> Instant {
         let tick = self.inner.clock_tick.load(Ordering::Relaxed);
         let clock = &self.inner.shared.clock;
         // The driver never processes a tick it cannot express.
@@ -404,12 +457,6 @@ impl Timer {
     /// The `max_pending` limit, if any.
     pub fn max_pending(&self) -> Option<usize> {
         self.inner.shared.max_pending()
-    }
-
-    /// The current time on the timer's clock: its driver's runtime's
-    /// `Instant::now()`, wherever it is called from.
-    pub(crate) fn clock_now(&self) -> Instant {
-        self.inner.shared.now()
     }
 
     /// The runtime that hosts the driver (where scheduled tasks run).

@@ -10,8 +10,12 @@
 //! ticks fall on tokio's millisecond grid, and deadlines that are whole
 //! ticks match tokio's to the instant.
 
+mod common;
+
 use std::future::pending;
 use std::time::Duration;
+
+use common::watchdog::within_30_s;
 
 use tickwheel::time::{self, Instant};
 use tickwheel::{BuildError, Timer};
@@ -127,6 +131,92 @@ fn a_multi_thread_runtime_has_one_timer_for_every_worker() {
             task.await.unwrap();
         }
         assert_eq!(Timer::current().stats().fired, 16);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Runtimes nested or driven in turn: the default timer is the one of the
+// runtime whose context is current when the sleep is made, as for
+// `tokio::time::sleep`.
+
+/// Makes a 60 s sleep through `tickwheel::time` and through `tokio::time` on
+/// the current (paused) runtime and advances its clock 60 s: both wake, as
+/// they do only if the wheel's sleep is on this runtime's timer. Returns
+/// that timer.
+async fn sleep_60_s_beside_tokios() -> Timer {
+    let mut wheel = task::spawn(time::sleep(ms(60_000)));
+    let mut tokio = task::spawn(tokio::time::sleep(ms(60_000)));
+    assert_pending!(wheel.poll());
+    assert_pending!(tokio.poll());
+    tokio::time::advance(ms(60_000)).await;
+    assert!(tokio.is_woken());
+    assert!(
+        wheel.is_woken(),
+        "the sleep is on another runtime's timer: tokio's fired, the wheel's did not"
+    );
+    assert_ready!(wheel.poll());
+    assert_ready!(tokio.poll());
+    Timer::current()
+}
+
+/// A task of a multi-thread runtime A that drives a paused runtime B inside
+/// `block_in_place`: within B's `block_on` the default timer is B's (B's
+/// tick, B's clock), and back in the task it is A's again.
+#[test]
+fn a_runtime_driven_inside_block_in_place_uses_its_own_timer() {
+    within_30_s(|| {
+        let a = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        a.block_on(async {
+            tokio::spawn(async {
+                // A's default, now remembered for this task and thread.
+                time::sleep(ms(1)).await;
+                let timer_a = Timer::current();
+                let timer_b = tokio::task::block_in_place(|| {
+                    paused_runtime().block_on(sleep_60_s_beside_tokios())
+                });
+                assert_eq!(timer_b.stats().fired, 1);
+                assert!(timer_b.is_shutdown(), "B ended, and its timer with it");
+                assert!(!timer_a.is_shutdown());
+                assert_eq!(timer_a.stats().registered, 1, "B's sleep went to A");
+                time::sleep(ms(1)).await;
+                assert_eq!(timer_a.stats().fired, 2, "back in A, A's timer");
+            })
+            .await
+            .unwrap();
+        });
+    });
+}
+
+/// A `LocalSet` driven first by paused runtime A, then by paused runtime B
+/// while A sits idle: a task that used A's default timer, polled by B, gets
+/// B's, so its 60 s sleep fires on B's clock as `tokio::time::sleep` does.
+#[test]
+fn a_local_set_driven_by_one_runtime_then_another_uses_the_current_ones_timer() {
+    within_30_s(|| {
+        let (a, b) = (paused_runtime(), paused_runtime());
+        let local = tokio::task::LocalSet::new();
+        let (started, on_a) = tokio::sync::oneshot::channel();
+        let (go, to_b) = tokio::sync::oneshot::channel::<()>();
+        let job = local.spawn_local(async move {
+            // Driven by A: A's default, remembered for this task.
+            time::sleep(ms(10)).await;
+            started.send(Timer::current()).unwrap();
+            to_b.await.unwrap();
+            // Driven by B from here on; nothing drives A.
+            sleep_60_s_beside_tokios().await
+        });
+        let timer_a = a.block_on(local.run_until(on_a)).unwrap();
+        go.send(()).unwrap();
+        let timer_b = b.block_on(local.run_until(job)).unwrap();
+        assert_eq!(timer_a.stats().registered, 1, "B's sleep went to A");
+        assert_eq!(timer_b.stats().fired, 1);
+        drop(a);
+        assert!(timer_a.is_shutdown());
+        assert!(!timer_b.is_shutdown(), "A's end is not B's");
     });
 }
 
@@ -279,6 +369,7 @@ fn a_runtime_without_time_has_no_default_timer() {
 
 #[tokio::test(start_paused = true)]
 async fn sleep_wakes_when_tokios_does() {
+    let _watchdog = common::Watchdog::start();
     let mut wheel = task::spawn(time::sleep(ms(100)));
     let mut tokio = task::spawn(tokio::time::sleep(ms(100)));
     assert_pending!(wheel.poll());
@@ -299,6 +390,7 @@ async fn sleep_wakes_when_tokios_does() {
 
 #[tokio::test(start_paused = true)]
 async fn sleep_until_wakes_when_tokios_does() {
+    let _watchdog = common::Watchdog::start();
     let deadline = Instant::now() + ms(250);
     let mut wheel = task::spawn(time::sleep_until(deadline));
     let mut tokio = task::spawn(tokio::time::sleep_until(deadline));
@@ -319,6 +411,7 @@ async fn sleep_until_wakes_when_tokios_does() {
 
 #[tokio::test(start_paused = true)]
 async fn timeout_elapses_when_tokios_does() {
+    let _watchdog = common::Watchdog::start();
     let mut wheel = task::spawn(time::timeout(ms(50), pending::<()>()));
     let mut tokio = task::spawn(tokio::time::timeout(ms(50), pending::<()>()));
     assert_pending!(wheel.poll());
@@ -341,6 +434,7 @@ async fn timeout_elapses_when_tokios_does() {
 
 #[tokio::test(start_paused = true)]
 async fn timeout_at_elapses_when_tokios_does() {
+    let _watchdog = common::Watchdog::start();
     let deadline = Instant::now() + ms(40);
     let mut wheel = task::spawn(time::timeout_at(deadline, pending::<()>()));
     let mut tokio = task::spawn(tokio::time::timeout_at(deadline, pending::<()>()));
@@ -359,6 +453,7 @@ async fn timeout_at_elapses_when_tokios_does() {
 /// per period, each woken by the `advance` that reaches it.
 #[tokio::test(start_paused = true)]
 async fn interval_ticks_when_tokios_does() {
+    let _watchdog = common::Watchdog::start();
     let start = Instant::now();
     let mut wheel = task::spawn(time::interval(ms(20)));
     let mut tokio = task::spawn(tokio::time::interval(ms(20)));
@@ -381,6 +476,7 @@ async fn interval_ticks_when_tokios_does() {
 
 #[tokio::test(start_paused = true)]
 async fn interval_at_starts_when_tokios_does() {
+    let _watchdog = common::Watchdog::start();
     let start = Instant::now() + ms(100);
     let mut wheel = task::spawn(time::interval_at(start, ms(30)));
     let mut tokio = task::spawn(tokio::time::interval_at(start, ms(30)));
@@ -395,6 +491,7 @@ async fn interval_at_starts_when_tokios_does() {
 /// The re-exports are the types `tokio::time` users name.
 #[tokio::test(start_paused = true)]
 async fn the_module_names_tokios_types() {
+    let _watchdog = common::Watchdog::start();
     let sleep: time::Sleep = time::sleep(ms(50));
     let timeout: time::Timeout<time::Sleep> = time::timeout(ms(10), sleep);
     let err: time::error::Elapsed = timeout.await.unwrap_err();

@@ -8,9 +8,11 @@ mod common;
 use std::pin::Pin;
 use std::time::Duration;
 
+use common::watchdog::within_30_s;
 use common::{poll_with, CountingWaker};
 use tickwheel::Timer;
 use tokio::time::Instant;
+use tokio_test::{assert_pending, assert_ready, task};
 
 fn paused_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -147,4 +149,64 @@ fn a_task_of_another_runtime_keeps_using_the_timers_clock() {
     });
     let deadlines = away.block_on(task).unwrap();
     assert_eq!(deadlines, vec![home_now + 100 * MS; 3]);
+}
+
+/// `Timer::now()` is the timer's clock now, not the last tick its driver
+/// processed: after a sleep has fired and 500 ms passed with nothing to fire
+/// (the driver parked), it is tokio's `Instant::now()`, and
+/// `timer.sleep_until(timer.now() + d)` fires when `tokio::time::sleep(d)`
+/// does, not at once.
+#[test]
+fn now_is_the_timers_clock_after_an_idle_stretch() {
+    within_30_s(|| {
+        paused_runtime().block_on(async {
+            let timer = Timer::new();
+            timer.sleep(10 * MS).await;
+            // Idle: the driver finishes its pass and parks, and the paused
+            // clock moves on with it parked.
+            tokio::time::sleep(500 * MS).await;
+            assert_eq!(timer.now(), Instant::now(), "now lags the clock");
+
+            let mut wheel = task::spawn(timer.sleep_until(timer.now() + 100 * MS));
+            let mut tokio = task::spawn(tokio::time::sleep(100 * MS));
+            assert_pending!(wheel.poll(), "a sleep of 100 ms from now fired at once");
+            assert_pending!(tokio.poll());
+            tokio::time::advance(99 * MS).await;
+            assert!(!wheel.is_woken());
+            assert!(!tokio.is_woken());
+            assert_pending!(wheel.poll());
+            assert_pending!(tokio.poll());
+            tokio::time::advance(MS).await;
+            assert!(wheel.is_woken());
+            assert!(tokio.is_woken());
+            assert_ready!(wheel.poll());
+            assert_ready!(tokio.poll());
+        });
+    });
+}
+
+/// Read from another runtime, `Timer::now()` is still the timer's own
+/// clock: the timer's runtime fired a sleep, then moved 25 ms on idle (now
+/// about 16 ms ahead of the other's), and `now()` says so from either.
+#[test]
+fn now_from_another_runtime_is_the_timers_clock() {
+    within_30_s(|| {
+        let Apart {
+            home,
+            away,
+            timer,
+            home_now,
+        } = two_clocks_apart();
+        let home_now = home.block_on(async {
+            timer.sleep(MS).await;
+            tokio::time::sleep(25 * MS).await; // idle, the driver parked
+            assert_eq!(Instant::now(), home_now + 26 * MS);
+            Instant::now()
+        });
+        away.block_on(async {
+            assert_ne!(Instant::now(), home_now, "the clocks must differ");
+            assert_eq!(timer.now(), home_now);
+        });
+        assert_eq!(timer.now(), home_now, "outside any runtime too");
+    });
 }

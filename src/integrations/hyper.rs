@@ -3,9 +3,10 @@
 //!
 //! hyper speaks `std::time::Instant`; the wheel speaks tokio's. The two are
 //! the same clock except when tokio's clock is paused or advanced in tests,
-//! so the impl also overrides `Timer::now` to read tokio's clock: hyper
-//! computes its deadlines as `timer.now() + timeout`, and they then stay on
-//! the clock the wheel fires by, paused or not.
+//! so the impl also overrides `hyper::rt::Timer::now` with the wheel's own
+//! clock ([`Timer::now`]): hyper computes its deadlines as
+//! `timer.now() + timeout`, and they then stay on the clock the wheel fires
+//! by, paused or not.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -25,7 +26,8 @@ use crate::timer::Timer;
 /// - `reset` moves a tickwheel sleep in place ([`Sleep::reset`]: it keeps its
 ///   wheel entry and its waker, on the timer that made it); a sleep from
 ///   another `hyper::rt::Timer` is replaced by a new one from this timer.
-/// - `now` reads tokio's clock, so that hyper's deadlines, which it computes
+/// - `now` is [`Timer::now`], the timer's clock (tokio's, of the driver's
+///   runtime) read exactly, so that hyper's deadlines, which it computes
 ///   from `now`, follow tokio's paused clock in tests just as the wheel does.
 ///
 /// Deadlines round up to the next tick, as for every sleep on the wheel,
@@ -85,7 +87,7 @@ impl rt::Timer for Timer {
     }
 
     fn now(&self) -> StdInstant {
-        self.clock_now().into_std()
+        Timer::now(self).into_std()
     }
 
     fn reset(&self, sleep: &mut Pin<Box<dyn rt::Sleep>>, new_deadline: StdInstant) {

@@ -348,7 +348,7 @@ where
             match this.state.as_mut().project() {
                 StateProj::Idle => {
                     let timer = &*this.timer;
-                    this.started.get_or_insert_with(|| timer.clock_now());
+                    this.started.get_or_insert_with(|| timer.now());
                     let attempt = (this.operation)();
                     this.state.set(State::Running { attempt });
                 }
@@ -418,7 +418,7 @@ where
     let delay = retry_after.retry_after(error).unwrap_or(step);
     if let (Some(max), Some(started)) = (max_elapsed, started) {
         let ends = timer
-            .clock_now()
+            .now()
             .saturating_duration_since(started)
             .saturating_add(delay);
         if ends > max {

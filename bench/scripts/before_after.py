@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Side-by-side run of two builds of `compare`: is any workload slower?
+
+Usage (from the repository root):
+
+    python3 bench/scripts/before_after.py BASE_REV [--reps N] [--quick]
+
+Builds `compare` at BASE_REV (a detached worktree under target/before-after,
+its own target directory) and at the working tree, then runs every
+workload's children, `tickwheel` (and `ambient` for W2) from both builds and
+`tokio` from the working tree's, taking turns within each repetition so a
+noisy moment of the machine weighs on all of them. Prints, per workload and
+figure, the median of each build, tokio's, and after/before (above 1.05 is
+more than 5% slower). Lower is better for every figure it compares: ns and
+CPU per operation, bytes, lateness. W5 (an idle runtime for 5 s) is left out:
+it counts wake-ups, which the check in `cargo test` (idle.rs) pins at 0.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+WORKLOADS = ["w1ct", "w1mt", "w2", "w3", "w4", "w6", "w7", "dq1", "dq2", "dq3"]
+# The figures compared, all lower-is-better; the others a child prints are
+# sizes and settings (fired, tick_ms, parallelism...). `early` must stay 0.
+COMPARED = ("ns_per_op", "cpu_ns_per_op", "cpu_ns_per_op_random", "cpu_s", "bytes_per_timer",
+            "entry_bytes_per_pending", "bytes_per_item", "register_ns", "register_ns_0",
+            "register_ns_1m", "insert_ns", "ns_per_reset", "p50_ms", "p99_ms", "early")
+
+
+def build(root, target_dir):
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "tickwheel-bench", "--bin", "compare"],
+        cwd=root, check=True, env={**os.environ, "CARGO_TARGET_DIR": target_dir},
+    )
+    return os.path.join(target_dir, "release", "compare")
+
+
+def child(binary, workload, system, quick):
+    args = [binary, "--child", workload, system] + (["--quick"] if quick else [])
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(args)} failed:\n{out.stderr}")
+    figures = {}
+    for line in out.stdout.splitlines():
+        key, _, value = line.partition("=")
+        try:
+            figures[key] = float(value)
+        except ValueError:
+            pass
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("base")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    opts = parser.parse_args()
+    root = os.getcwd()
+    base_tree = os.path.join(root, "target", "before-after", "tree")
+    if os.path.exists(base_tree):
+        subprocess.run(["git", "worktree", "remove", "--force", base_tree], check=True)
+    subprocess.run(["git", "worktree", "add", "--detach", base_tree, opts.base], check=True,
+                   capture_output=True)
+    before = build(base_tree, os.path.join(root, "target", "before-after", "target"))
+    after = build(root, os.path.join(root, "target"))
+    runs = {}
+    for rep in range(opts.reps):
+        for workload in WORKLOADS:
+            systems = ["tickwheel", "ambient"] if workload == "w2" else ["tickwheel"]
+            for system in systems:
+                for label, binary in (("before", before), ("after", after)):
+                    figures = child(binary, workload, system, opts.quick)
+                    for key, value in figures.items():
+                        runs.setdefault((workload, system, key), {}).setdefault(label, []).append(value)
+            for key, value in child(after, workload, "tokio", opts.quick).items():
+                runs.setdefault((workload, "tokio", key), {}).setdefault("tokio", []).append(value)
+        print(f"repetition {rep + 1} of {opts.reps} done", file=sys.stderr)
+    print(f"{'workload':8} {'system':9} {'figure':28} {'before':>12} {'after':>12} {'tokio':>12} {'after/before':>12}")
+    worst = 0.0
+    for (workload, system, key), by in sorted(runs.items()):
+        if system == "tokio" or key not in COMPARED:
+            continue
+        b = statistics.median(by["before"])
+        a = statistics.median(by["after"])
+        t = runs.get((workload, "tokio", key), {}).get("tokio")
+        t = f"{statistics.median(t):12.2f}" if t else f"{'':>12}"
+        if key == "early":
+            print(f"{workload:8} {system:9} {key:28} {b:12.0f} {a:12.0f}")
+            continue
+        ratio = a / b
+        worst = max(worst, ratio)
+        flag = "  SLOWER >5%" if ratio > 1.05 else ""
+        print(f"{workload:8} {system:9} {key:28} {b:12.2f} {a:12.2f} {t} {ratio:12.3f}{flag}")
+    print(f"worst after/before: {worst:.3f} (medians of {opts.reps} alternating repetitions)")
+
+
+if __name__ == "__main__":
+    main()

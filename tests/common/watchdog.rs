@@ -1,0 +1,93 @@
+//! Watchdogs for integration tests that run a timer's driver: either the
+//! body runs on a thread of its own and the test fails if it has not
+//! returned within 30 s, or a [`Watchdog`] armed on the test's own thread
+//! aborts the test binary after 30 s (a `#[tokio::test]` body cannot be
+//! moved to another thread). A sleep that never fires (its driver on a runtime nobody drives, or
+//! a paused clock that never reaches it) then fails the test with a message
+//! instead of stalling CI.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+/// How long a watched body may take: the bodies run in well under a second
+/// of real time (their clocks are paused), even in a debug build on a loaded
+/// machine.
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Runs `body` on a thread of its own and returns what it returns; panics
+/// if the body panicked (its own message is printed above), or if it is
+/// still running after 30 s (the thread is left behind: a running thread
+/// cannot be stopped, and the test process ends after the run anyway).
+pub fn within_30_s<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, finished) = mpsc::channel();
+    std::thread::spawn(move || {
+        let output = body();
+        // The receiver is gone only if the watchdog already gave up.
+        let _ = done.send(output);
+    });
+    match finished.recv_timeout(LIMIT) {
+        Ok(output) => output,
+        Err(RecvTimeoutError::Disconnected) => {
+            panic!("an assertion failed on the watched thread (see its message above)")
+        }
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("still running after {LIMIT:?}: a timer never fired or a driver never yielded")
+        }
+    }
+}
+
+/// Ends the test process if the test that started it outlives
+/// [`LIMIT`]: a driver that never returns from a poll (a livelock on a
+/// paused clock, where time never moves) must fail the run, not stall it. A
+/// running test thread cannot be stopped from outside, so the process is
+/// aborted, which `cargo test` reports as a failed test binary. Dropping the
+/// watchdog (the test returned or panicked) disarms it.
+pub struct Watchdog {
+    _armed: std::sync::mpsc::Sender<()>,
+}
+
+impl Watchdog {
+    pub fn start() -> Self {
+        let (armed, disarmed) = mpsc::channel::<()>();
+        let test = std::thread::current().name().unwrap_or("a test").to_owned();
+        std::thread::spawn(move || {
+            if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(LIMIT) {
+                eprintln!("{test} still runs after {LIMIT:?}: a driver or a waiter hangs");
+                std::process::abort();
+            }
+        });
+        Watchdog { _armed: armed }
+    }
+}
+
+/// Runs `test` as `#[tokio::test(start_paused = true)]` would (a
+/// current-thread runtime, its clock paused at the start), under a
+/// [`Watchdog`] that stays armed until the runtime is gone: dropping the
+/// runtime fires the timer's driver one last time, after the body returned.
+pub fn paused<F: std::future::Future>(test: F) -> F::Output {
+    let watchdog = Watchdog::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    let output = runtime.block_on(test);
+    drop(runtime);
+    drop(watchdog);
+    output
+}
+
+/// Runs `test` as `#[tokio::test]` would (a current-thread runtime on the
+/// real clock, which the test may pause), under a [`Watchdog`] armed until
+/// the runtime is gone.
+pub fn current_thread<F: std::future::Future>(test: F) -> F::Output {
+    let watchdog = Watchdog::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime");
+    let output = runtime.block_on(test);
+    drop(runtime);
+    drop(watchdog);
+    output
+}
