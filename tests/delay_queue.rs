@@ -4,6 +4,8 @@
 //! that is never woken fails the test instead of hanging it.
 
 use std::future::poll_fn;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -465,6 +467,92 @@ fn coop_budget_makes_a_long_drain_yield() {
             next.enter(|cx, _| queue.poll_expired(cx)),
             Poll::Ready(Some(_))
         ));
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Waking a task that waits on items that never come due (`Duration::MAX`):
+// removing the last one, clearing the queue or shutting the timer down wakes
+// it with `Ready(None)`, as with finite deadlines.
+
+#[test]
+fn a_task_waiting_on_never_due_items_is_woken_when_the_last_is_removed() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let first = queue.insert(1, Duration::MAX);
+        let second = queue.insert(2, Duration::MAX);
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.remove(&first);
+        assert!(!waiting.is_woken(), "an item is left: nothing changed");
+        queue.remove(&second);
+        assert!(
+            waiting.is_woken(),
+            "the queue is empty: the task must see it"
+        );
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert!(matches!(polled, Poll::Ready(None)));
+    });
+}
+
+#[test]
+fn a_task_waiting_on_never_due_items_is_woken_when_the_queue_is_cleared() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert(1, Duration::MAX);
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.clear();
+        assert!(
+            waiting.is_woken(),
+            "the queue is empty: the task must see it"
+        );
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert!(matches!(polled, Poll::Ready(None)));
+    });
+}
+
+#[test]
+fn a_task_waiting_on_never_due_items_is_woken_when_the_timer_shuts_down() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert(1, Duration::MAX);
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        timer.shutdown();
+        assert!(waiting.is_woken(), "nothing can come due any more");
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert!(matches!(polled, Poll::Ready(None)));
+        assert_eq!(queue.len(), 1, "the item stays in the queue");
+    });
+}
+
+/// The same wait as a user writes it: a task awaits the next item while
+/// another removes the last one. Without the wake the waiting task hangs
+/// (the watchdog turns that into a failure).
+#[test]
+fn waiting_for_never_due_items_ends_when_the_last_is_removed() {
+    watched(|| async {
+        let timer = Timer::new();
+        let queue = Arc::new(Mutex::new(DelayQueue::with_timer(&timer)));
+        let key = queue.lock().unwrap().insert("never", Duration::MAX);
+        let waited = Arc::new(AtomicBool::new(false));
+        let waiter = tokio::spawn({
+            let (queue, waited) = (queue.clone(), waited.clone());
+            // Locks only to poll, so the other task can remove meanwhile.
+            poll_fn(move |cx| {
+                let polled = queue.lock().unwrap().poll_next_unpin(cx);
+                waited.store(polled.is_pending(), Ordering::SeqCst);
+                polled.map(|expired| expired.map(Expired::into_inner))
+            })
+        });
+        tokio::task::yield_now().await;
+        assert!(waited.load(Ordering::SeqCst), "the waiter polled and waits");
+        queue.lock().unwrap().remove(&key);
+        assert_eq!(waiter.await.unwrap(), None);
     });
 }
 

@@ -80,8 +80,11 @@ use crate::timer::Timer;
 /// `poll_expired` returns `Ready(None)` when the queue is empty, and the
 /// task that saw it is woken by the next insert (as tokio-util's). Otherwise
 /// it returns `Pending` with one sleep set on the timer for the earliest
-/// item's tick; an insert or reset that comes due earlier moves that sleep,
-/// and removing the last item wakes the task so it sees `Ready(None)`. Each
+/// item's tick (or, if every item waits for a deadline that never comes,
+/// such as `Duration::MAX`, for no tick); an insert or reset that comes due
+/// earlier moves that sleep, and removing the last item, `clear`, or the
+/// timer shutting down wakes the task so it sees `Ready(None)`: a task
+/// waiting on the queue never hangs. Each
 /// item it yields takes a unit of tokio's cooperative budget, so draining a
 /// long run of due items yields to the scheduler, as tokio's channels do.
 ///
@@ -136,17 +139,17 @@ pub struct DelayQueue<T> {
     buckets: Buckets,
     /// The last tick whose boundary the timer's clock was seen to reach.
     seen: u64,
-    /// The tick the sleep is set for; `u64::MAX` when it is set for nothing
-    /// the queue waits for.
+    /// The tick the sleep is set for; [`ARMED_NEVER`] when it is set for a
+    /// deadline that never comes, [`UNARMED`] when the queue does not know
+    /// (it fired, or a wake completed it).
     armed: u64,
     /// The last poll returned `Pending` with the sleep registered: the task
     /// waits on the sleep's entry in the timer.
     parked: bool,
     /// The queue's one timer entry.
     sleep: Sleep,
-    /// The task to wake on the next insert, after a poll found nothing to
-    /// set the sleep for (an empty queue, or only items that never come
-    /// due).
+    /// The task to wake on the next insert, after a poll found the queue
+    /// empty.
     waker: Option<Waker>,
     /// Keeps the timer's driver running while the queue exists.
     timer: Timer,
@@ -278,7 +281,8 @@ impl<T> DelayQueue<T> {
             slab: Slab::new(),
             buckets: Buckets::new(timer.slots(), tick_ns, seen),
             seen,
-            armed: u64::MAX,
+            // `Duration::MAX`: a deadline that never comes.
+            armed: ARMED_NEVER,
             parked: false,
             sleep,
             waker: None,
@@ -643,20 +647,20 @@ impl<T> DelayQueue<T> {
                 coop.made_progress();
                 return Poll::Ready(None);
             }
-            let tick = match self.buckets.next_wake() {
-                Wake::At(tick) => tick,
-                Wake::Never => {
-                    // Only items that never come due: an insert wakes us.
-                    self.keep_waker(cx);
-                    return Poll::Pending;
-                }
+            let (tick, deadline) = match self.buckets.next_wake() {
+                Wake::At(tick) => (tick, self.buckets.boundary(tick)),
+                // Only items that never come due: the task still waits on
+                // the sleep (set for a deadline that never comes), not on a
+                // waker of the queue's own, so that removing the last item
+                // or clearing wakes it as at any tick, and so does the
+                // timer's shutdown, which only reaches the timer's entries.
+                Wake::Never => (ARMED_NEVER, i64::MAX),
             };
             if tick != self.armed {
-                let boundary = self.buckets.boundary(tick);
                 // The tick is after the reading just made; if its boundary
                 // has passed since, the wheel completes the sleep at once.
                 if Pin::new(&mut self.sleep)
-                    .try_reset_offset(boundary, Some(i64::MIN))
+                    .try_reset_offset(deadline, Some(i64::MIN))
                     .is_err()
                 {
                     continue; // shut down: the check above ends the poll
@@ -671,7 +675,7 @@ impl<T> DelayQueue<T> {
                 Poll::Ready(()) => {
                     // The tick's boundary has passed (or the timer shut
                     // down): read the clock again.
-                    self.armed = u64::MAX;
+                    self.armed = UNARMED;
                     read = false;
                 }
             }
@@ -893,7 +897,7 @@ impl<T> DelayQueue<T> {
             // A deadline at the clock's reading completes the sleep and wakes
             // its task; a shut-down timer has woken it already.
             let _ = Pin::new(&mut self.sleep).try_reset_offset(i64::MIN, Some(i64::MIN));
-            self.armed = u64::MAX;
+            self.armed = UNARMED;
         }
     }
 
@@ -905,6 +909,15 @@ impl<T> DelayQueue<T> {
         }
     }
 }
+
+/// [`DelayQueue::armed`] when the queue does not know what its sleep is set
+/// for. Above every tick (ticks stop at `i64::MAX` nanoseconds), so any tick
+/// compares earlier.
+const UNARMED: u64 = u64::MAX;
+
+/// [`DelayQueue::armed`] when the sleep is set for a deadline that never
+/// comes; also above every tick.
+const ARMED_NEVER: u64 = u64::MAX - 1;
 
 #[track_caller]
 fn stale_key(method: &str, key: &Key) -> ! {
