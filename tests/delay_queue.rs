@@ -556,6 +556,50 @@ fn waiting_for_never_due_items_ends_when_the_last_is_removed() {
     });
 }
 
+// ---------------------------------------------------------------------------
+// Deadline order after the clock moved with nobody polling.
+
+/// An item due at 5 ms waits; the clock moves to 20 ms with no poll; an item
+/// whose deadline (19 ms) has passed is inserted. The 5 ms item comes out
+/// first: the queue may not hand out the passed insert ahead of earlier
+/// items it has not looked at since the clock moved.
+#[test]
+fn a_passed_insert_after_an_unpolled_advance_comes_out_after_earlier_items() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        queue.insert_at("a", start + ms(5));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(20)).await;
+        queue.insert_at("b", start + ms(19));
+        // A zero delay and a reset to a passed deadline take the same path.
+        queue.insert("c", Duration::ZERO);
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), ["a", "b", "c"]);
+        assert!(ended);
+    });
+}
+
+#[test]
+fn a_reset_to_a_passed_deadline_after_an_unpolled_advance_keeps_deadline_order() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        queue.insert_at("a", start + ms(5));
+        let b = queue.insert_at("b", start + ms(500));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(20)).await;
+        queue.reset_at(&b, start + ms(19));
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), ["a", "b"]);
+        assert!(ended);
+    });
+}
+
 /// `new()`, `with_capacity()` and `Default` use the current runtime's default
 /// timer, as tokio-util's queue uses the runtime's timer.
 #[test]

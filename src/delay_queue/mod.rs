@@ -868,6 +868,9 @@ impl<T> DelayQueue<T> {
     /// After linking an item: wakes the waiting task if the item changes
     /// what it waits for.
     fn wake_for(&mut self, placed: Placed) {
+        if placed == Placed::Due {
+            self.catch_up();
+        }
         if self.parked {
             match placed {
                 Placed::Due => self.wake_parked(),
@@ -889,6 +892,16 @@ impl<T> DelayQueue<T> {
         if let Some(waker) = self.waker.take() {
             waker.wake();
         }
+    }
+
+    /// Moves `seen` up to the clock, after linking an item as due. The due
+    /// list hands out its items ahead of every ring tick after `seen`, but
+    /// the clock may have passed such ticks since the queue last looked (an
+    /// advance with no poll); their items are due too, and earlier than the
+    /// new one, so they must count as due before it comes out.
+    fn catch_up(&mut self) {
+        let now = self.buckets.tick_floor(self.shared().now_offset());
+        self.seen = self.seen.max(now);
     }
 
     /// Wakes the task waiting on the sleep now, by completing the sleep.
