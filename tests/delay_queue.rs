@@ -600,6 +600,98 @@ fn a_reset_to_a_passed_deadline_after_an_unpolled_advance_keeps_deadline_order()
     });
 }
 
+// ---------------------------------------------------------------------------
+// The queue's one sleep follows its earliest item later too, so the waiting
+// task is not woken with nothing due (tokio-util's `reset_entry` test).
+
+#[test]
+fn resetting_the_earliest_item_later_moves_the_queues_sleep() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert("x", ms(100));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.reset(&key, ms(200));
+        advance(ms(150)).await;
+        assert!(!waiting.is_woken(), "woken with nothing due");
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(50)).await;
+        assert!(waiting.is_woken());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(assert_ready!(polled).unwrap().into_inner(), "x");
+    });
+}
+
+/// tokio-util's `reset_entry`, step for step: the task polls again after
+/// the reset.
+#[test]
+fn reset_entry_as_tokio_util_tests_it() {
+    watched(|| async {
+        let timer = Timer::builder()
+            .tick(Duration::from_millis(1))
+            .build()
+            .unwrap();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let now = Instant::now();
+        let key = queue.insert_at("foo", now + ms(5));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(1)).await;
+        queue.reset_at(&key, now + ms(10));
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(7)).await;
+        assert!(!waiting.is_woken());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(2)).await;
+        assert!(waiting.is_woken());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = assert_ready!(polled).unwrap();
+        assert_eq!(*expired.get_ref(), "foo");
+        assert_eq!(expired.deadline(), now + ms(10));
+    });
+}
+
+#[test]
+fn resetting_the_earliest_item_to_never_does_not_wake_the_task_at_its_old_tick() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert("x", ms(100));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.reset(&key, Duration::MAX);
+        advance(ms(150)).await;
+        assert!(!waiting.is_woken(), "woken with nothing due");
+        queue.remove(&key);
+        assert!(waiting.is_woken(), "empty now");
+    });
+}
+
+/// Removing the earliest item moves the sleep to the next one, past an item
+/// whose deadline was moved later in place (it no longer counts at its old
+/// tick).
+#[test]
+fn removing_the_earliest_item_moves_the_sleep_past_items_moved_later() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let x = queue.insert("x", ms(100));
+        let y = queue.insert("y", ms(200));
+        queue.insert("z", ms(400));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.reset(&y, ms(300)); // not the earliest: moved in place
+        queue.remove(&x);
+        advance(ms(250)).await;
+        assert!(!waiting.is_woken(), "woken with nothing due");
+        advance(ms(50)).await;
+        assert!(waiting.is_woken());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(assert_ready!(polled).unwrap().into_inner(), "y");
+    });
+}
+
 /// `new()`, `with_capacity()` and `Default` use the current runtime's default
 /// timer, as tokio-util's queue uses the runtime's timer.
 #[test]

@@ -447,6 +447,8 @@ impl<T> DelayQueue<T> {
         if self.slab.len() == 0 {
             // A task waiting on the queue sees it empty (`Ready(None)`).
             self.wake_parked();
+        } else {
+            self.rearm();
         }
         Some(self.expired(item.value, item.deadline, key))
     }
@@ -519,8 +521,10 @@ impl<T> DelayQueue<T> {
         let deadline = Deadline::new(offset);
         // Later, in a ring bucket: the deadline moves in place, and the item
         // is linked again when its bucket comes round. Nothing to wake: it
-        // comes due later than before.
+        // comes due later than before; but if it was what the waiting task
+        // waits for, the sleep moves later.
         if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
+            self.rearm();
             return;
         }
         // Unlinked under the old deadline, which names its far lap.
@@ -647,15 +651,7 @@ impl<T> DelayQueue<T> {
                 coop.made_progress();
                 return Poll::Ready(None);
             }
-            let (tick, deadline) = match self.buckets.next_wake() {
-                Wake::At(tick) => (tick, self.buckets.boundary(tick)),
-                // Only items that never come due: the task still waits on
-                // the sleep (set for a deadline that never comes), not on a
-                // waker of the queue's own, so that removing the last item
-                // or clearing wakes it as at any tick, and so does the
-                // timer's shutdown, which only reaches the timer's entries.
-                Wake::Never => (ARMED_NEVER, i64::MAX),
-            };
+            let (tick, deadline) = self.next_wake();
             if tick != self.armed {
                 // The tick is after the reading just made; if its boundary
                 // has passed since, the wheel completes the sleep at once.
@@ -891,6 +887,41 @@ impl<T> DelayQueue<T> {
         }
         if let Some(waker) = self.waker.take() {
             waker.wake();
+        }
+    }
+
+    /// What the sleep must be set for now that nothing is due: the tick to
+    /// store in `armed` and the sleep's deadline.
+    fn next_wake(&mut self) -> (u64, i64) {
+        match self.buckets.next_wake(&mut self.slab) {
+            Wake::At(tick) => (tick, self.buckets.boundary(tick)),
+            // Only items that never come due: the task still waits on the
+            // sleep (set for a deadline that never comes), not on a waker of
+            // the queue's own, so that removing the last item or clearing
+            // wakes it as at any tick, and so does the timer's shutdown,
+            // which only reaches the timer's entries.
+            Wake::Never => (ARMED_NEVER, i64::MAX),
+        }
+    }
+
+    /// After the earliest item may have left its tick (removed, or moved
+    /// later in place): moves the waiting task's sleep to what it waits for
+    /// now, so it is not woken for a tick with nothing due (tokio-util moves
+    /// its sleep too). A task that is not waiting sets the sleep on its next
+    /// poll.
+    fn rearm(&mut self) {
+        if !self.parked {
+            return;
+        }
+        let (tick, deadline) = self.next_wake();
+        // The sleep keeps its waker. On a shut-down timer the task was woken
+        // already.
+        if tick != self.armed
+            && Pin::new(&mut self.sleep)
+                .try_reset_offset(deadline, Some(i64::MIN))
+                .is_ok()
+        {
+            self.armed = tick;
         }
     }
 
