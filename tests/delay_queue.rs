@@ -692,6 +692,43 @@ fn removing_the_earliest_item_moves_the_sleep_past_items_moved_later() {
     });
 }
 
+// ---------------------------------------------------------------------------
+// Storage.
+
+/// `compact` trims the first page (which grows 8, 16, ... slots) to its last
+/// item: one item left at the front of an 8-slot page leaves a capacity of
+/// 2 (slots come in pairs; tokio-util's `compact`, which moves items, makes
+/// it 1), and growth afterwards hands out no old key.
+#[test]
+fn compact_trims_the_first_page_to_its_last_item() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let keys: Vec<Key> = (0..3).map(|i| queue.insert(i, ms(60_000))).collect();
+        queue.remove(&keys[1]);
+        queue.remove(&keys[2]);
+        assert_eq!(queue.capacity(), 8);
+        queue.compact();
+        assert_eq!(queue.capacity(), 2);
+        assert_eq!(queue.len(), 1);
+        // Growing again: no new key equals an old one, the kept key works.
+        let more: Vec<Key> = (0..20).map(|i| queue.insert(i, ms(10))).collect();
+        assert!(more.iter().all(|key| !keys.contains(key)));
+        assert!(queue.capacity() >= 21);
+        assert_eq!(queue.remove(&keys[0]).into_inner(), 0);
+        assert!(queue.try_remove(&keys[1]).is_none());
+        // tokio-util's doc example (the middle of three removed): the items
+        // do not move, so the capacity stays at the last item (4, not 2).
+        let mut queue = DelayQueue::with_capacity_and_timer(10, &timer);
+        let _key1 = queue.insert(5, Duration::from_secs(5));
+        let key2 = queue.insert(10, Duration::from_secs(10));
+        let _key3 = queue.insert(15, Duration::from_secs(15));
+        queue.remove(&key2);
+        queue.compact();
+        assert_eq!(queue.capacity(), 4);
+    });
+}
+
 /// `new()`, `with_capacity()` and `Default` use the current runtime's default
 /// timer, as tokio-util's queue uses the runtime's timer.
 #[test]

@@ -10,6 +10,9 @@
 //! | `DelayQueue::new()`, `with_capacity(n)` | [`DelayQueue::with_timer`]`(&timer)`, [`DelayQueue::with_capacity_and_timer`]`(n, &timer)` |
 //!
 //! Every other method takes the same arguments and returns the same shapes.
+//! One behaves differently: [`compact`](DelayQueue::compact) never moves an
+//! item, so `capacity()` can stay above `len()` after it, where
+//! tokio-util's moves items to make them equal (see its docs).
 //!
 //! # Design
 //!
@@ -108,7 +111,8 @@ use crate::timer::Timer;
 /// page; a removed item's slot is reused at once. Items never move, so
 /// [`compact`](DelayQueue::compact) and
 /// [`shrink_to_fit`](DelayQueue::shrink_to_fit) keep every key valid
-/// without a remapping table, and release whole pages that hold no item.
+/// without a remapping table: they release whole pages that hold no item,
+/// and trim the first page to its last item.
 ///
 /// # Examples
 ///
@@ -795,8 +799,18 @@ impl<T> DelayQueue<T> {
     }
 
     /// Releases the memory of every page of slots (1024 each) that holds no
-    /// item, wherever it is. Items never move, so every key stays valid (a
-    /// page with a single item stays allocated).
+    /// item, wherever it is, and trims the first page (which grows from 8
+    /// slots up to 1024) to its last item. Items never move, so every key
+    /// stays valid without a remapping table.
+    ///
+    /// # Differences from tokio-util
+    ///
+    /// tokio-util's `compact` moves items (remapping their keys) so that
+    /// `capacity()` equals `len()` afterwards. Here `capacity()` afterwards
+    /// counts the first page's slots up to its last item (in pairs), plus
+    /// 1024 for every later page that still holds an item, so it can stay
+    /// above `len()`: one item left at the front of the first page leaves a
+    /// capacity of 2 (tokio-util: 1), one left on a later page 1024.
     ///
     /// # Examples
     ///
@@ -816,6 +830,13 @@ impl<T> DelayQueue<T> {
     /// queue.compact();
     /// assert!(queue.capacity() < before);
     /// assert_eq!(*queue.remove(&keys[9_500]).get_ref(), 9_500);
+    ///
+    /// // The first page is trimmed to its last item, in pairs of slots.
+    /// let mut small = DelayQueue::with_timer(&timer);
+    /// let keys: Vec<_> = (0..3).map(|i| small.insert(i, Duration::from_secs(60))).collect();
+    /// small.remove(&keys[1]);
+    /// small.compact();
+    /// assert_eq!((small.len(), small.capacity()), (2, 4)); // tokio-util: (2, 2)
     /// # }
     /// ```
     pub fn compact(&mut self) {
@@ -823,7 +844,8 @@ impl<T> DelayQueue<T> {
     }
 
     /// Releases the memory of the pages of slots at the end of the queue's
-    /// storage that hold no item. Cheaper than
+    /// storage that hold no item (trimming the first page to its last item
+    /// if the others are all released). Cheaper than
     /// [`compact`](DelayQueue::compact), which also releases empty pages
     /// between occupied ones.
     ///
