@@ -1,18 +1,22 @@
 //! `DelayQueue` on tokio's paused clock: order, never early, resets, stale
-//! keys, waking, the `Stream`, storage, shutdown, and a model-based test
-//! against a `BTreeMap` of deadlines.
+//! keys, waking, the `Stream`, storage and shutdown (the model-based test is
+//! `tests/delay_queue_model.rs`). Each test runs under a watchdog, so a task
+//! that is never woken fails the test instead of hanging it.
 
-use std::collections::BTreeMap;
 use std::future::poll_fn;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
 use futures::StreamExt;
-use proptest::prelude::*;
 use tickwheel::delay_queue::{DelayQueue, Expired, Key};
 use tickwheel::Timer;
 use tokio::time::{advance, Instant};
 use tokio_test::{assert_pending, assert_ready, task};
+
+mod common;
+use common::watchdog::watched;
 
 const TICK: Duration = Duration::from_millis(10);
 
@@ -40,601 +44,718 @@ fn values<T: Copy>(expired: &[Expired<T>]) -> Vec<T> {
     expired.iter().map(|e| *e.get_ref()).collect()
 }
 
-#[tokio::test(start_paused = true)]
-async fn items_come_out_in_deadline_order_and_never_early() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let start = Instant::now();
-    for (value, delay) in [(3, 300), (1, 100), (5, 7_000), (2, 250), (4, 299)] {
-        queue.insert(value, ms(delay));
-    }
-    let mut out = Vec::new();
-    while let Some(expired) = queue.next().await {
-        let now = Instant::now();
-        assert!(now >= expired.deadline(), "early: {now:?} < {expired:?}");
-        assert!(now <= expired.deadline() + TICK, "more than a tick late");
-        out.push((*expired.get_ref(), now - start));
-    }
-    // 299 ms and 300 ms round up to the same tick: either order.
-    assert!(out.windows(2).all(|w| w[0].1 <= w[1].1), "{out:?}");
-    out.sort();
-    assert_eq!(
-        out,
-        [
-            (1, ms(100)),
-            (2, ms(250)),
-            (3, ms(300)),
-            (4, ms(300)),
-            (5, ms(7_000))
-        ]
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_deadline_between_ticks_waits_for_the_next_boundary() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    queue.insert("x", ms(15));
-    let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
-    assert_pending!(next.poll());
-    advance(ms(15)).await;
-    // Its deadline has passed, but not the tick boundary it rounds up to.
-    assert!(!next.is_woken());
-    assert_pending!(next.poll());
-    advance(ms(5)).await;
-    assert!(next.is_woken());
-    assert_eq!(assert_ready!(next.poll()).unwrap().into_inner(), "x");
-}
-
-#[tokio::test(start_paused = true)]
-async fn zero_and_passed_deadlines_come_out_on_the_next_poll() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    advance(ms(15)).await; // between two ticks
-    queue.insert("zero", Duration::ZERO);
-    queue.insert_at("passed", Instant::now() - ms(1));
-    queue.insert("later", ms(1));
-    let (out, ended) = drain(&mut queue).await;
-    // Both round up to the tick at 20 ms: either order.
-    let mut out = values(&out);
-    out.sort();
-    assert_eq!(out, ["passed", "zero"]);
-    assert!(!ended);
-}
-
-#[tokio::test(start_paused = true)]
-async fn far_items_come_out_at_their_deadline() {
-    // 8 slots of 10 ms: a lap is 80 ms, so these wait in the overflow.
-    let timer = Timer::builder().slots(8).build().unwrap();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let start = Instant::now();
-    for delay in [5_000, 170, 90, 1_000, 90_000] {
-        queue.insert(delay, ms(delay));
-    }
-    let mut out = Vec::new();
-    while let Some(expired) = queue.next().await {
-        assert_eq!(Instant::now() - start, ms(*expired.get_ref()));
-        out.push(expired.into_inner());
-    }
-    assert_eq!(out, [90, 170, 1_000, 5_000, 90_000]);
-}
-
-#[tokio::test(start_paused = true)]
-async fn reset_moves_an_item_earlier_or_later_and_keeps_its_key() {
-    let timer = Timer::builder().slots(8).build().unwrap();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let start = Instant::now();
-    let a = queue.insert('a', ms(100));
-    let b = queue.insert('b', ms(200));
-    let c = queue.insert('c', ms(300));
-    let d = queue.insert('d', ms(2_000));
-    queue.reset(&a, ms(400)); // later, in place
-    queue.reset(&c, ms(50)); // earlier
-    queue.reset(&d, ms(1_500)); // earlier, still far
-    queue.reset_at(&b, start + ms(3_000)); // later, far
-    assert_eq!(queue.deadline(&a), start + ms(400));
-    let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
-    assert_pending!(next.poll());
-    let mut out = Vec::new();
-    for step in [50, 350, 1_100, 1_500] {
-        advance(ms(step)).await;
-        let expired = assert_ready!(next.poll()).unwrap();
-        assert_eq!(expired.deadline(), Instant::now());
-        out.push((expired.key(), expired.into_inner()));
-        if out.len() < 4 {
-            assert_pending!(next.poll());
-        }
-    }
-    assert!(assert_ready!(next.poll()).is_none(), "empty");
-    drop(next);
-    assert_eq!(out, [(c, 'c'), (a, 'a'), (d, 'd'), (b, 'b')]);
-}
-
-#[tokio::test(start_paused = true)]
-async fn resetting_a_waited_on_queue_to_an_earlier_deadline_wakes_it_then() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let key = queue.insert((), ms(500));
-    {
-        let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
-        assert_pending!(next.poll());
-    }
-    queue.reset(&key, ms(100));
-    let start = Instant::now();
-    queue.next().await.unwrap();
-    assert_eq!(Instant::now() - start, ms(100));
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_due_insert_wakes_the_waiting_task_at_once() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    queue.insert(1, ms(500));
-    let mut waiting = task::spawn(());
-    assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
-    queue.insert(2, Duration::ZERO);
-    assert!(waiting.is_woken());
-    let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
-    assert_eq!(*assert_ready!(expired).unwrap().get_ref(), 2);
-}
-
-#[tokio::test(start_paused = true)]
-async fn remove_and_try_remove_detect_stale_keys_after_slot_reuse() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let old = queue.insert("old", ms(100));
-    assert_eq!(queue.remove(&old).into_inner(), "old");
-    assert!(queue.try_remove(&old).is_none(), "removed: stale");
-    // The freed slot is reused: the stale key must not reach the new item.
-    let new = queue.insert("new", ms(100));
-    assert_ne!(old, new);
-    assert!(queue.try_remove(&old).is_none());
-    assert_eq!(queue.len(), 1);
-    // An expired item's key goes stale too.
-    advance(ms(100)).await;
-    let expired = queue.next().await.unwrap();
-    assert_eq!(expired.key(), new);
-    assert!(queue.try_remove(&new).is_none());
-    let newer = queue.insert("newer", ms(100));
-    assert!(queue.try_remove(&new).is_none());
-    assert!(queue.try_remove(&old).is_none());
-    assert_eq!(queue.remove(&newer).into_inner(), "newer");
-}
-
-#[tokio::test(start_paused = true)]
-#[should_panic(expected = "DelayQueue::remove with a stale key")]
-async fn remove_panics_on_a_stale_key() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let key = queue.insert(1, ms(10));
-    queue.remove(&key);
-    queue.insert(2, ms(10)); // reuses the slot
-    queue.remove(&key);
-}
-
-#[tokio::test(start_paused = true)]
-#[should_panic(expected = "DelayQueue::reset with a stale key")]
-async fn reset_panics_on_a_stale_key() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let key = queue.insert(1, ms(10));
-    queue.remove(&key);
-    queue.reset(&key, ms(10));
-}
-
-#[tokio::test(start_paused = true)]
-#[should_panic(expected = "DelayQueue::deadline with a stale key")]
-async fn deadline_panics_on_a_stale_key() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let key = queue.insert(1, ms(10));
-    queue.clear();
-    queue.deadline(&key);
-}
-
-#[tokio::test(start_paused = true)]
-async fn an_empty_queue_is_ready_none_and_woken_by_an_insert() {
-    let timer = Timer::new();
-    let mut queue: DelayQueue<u32> = DelayQueue::with_timer(&timer);
-    let mut waiting = task::spawn(());
-    let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
-    assert!(matches!(polled, Poll::Ready(None)));
-    queue.insert(9, ms(30));
-    assert!(
-        waiting.is_woken(),
-        "an insert wakes the task that saw it empty"
-    );
-    assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
-    advance(ms(30)).await;
-    assert!(waiting.is_woken());
-    let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
-    assert_eq!(assert_ready!(polled).unwrap().into_inner(), 9);
-}
-
-#[tokio::test(start_paused = true)]
-async fn removing_the_last_item_wakes_the_waiting_task_with_ready_none() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    let key = queue.insert(1, ms(1_000));
-    let mut waiting = task::spawn(());
-    assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
-    queue.remove(&key);
-    assert!(waiting.is_woken());
-    assert!(matches!(
-        waiting.enter(|cx, _| queue.poll_expired(cx)),
-        Poll::Ready(None)
-    ));
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_stream_ends_when_empty_and_yields_again_after_an_insert() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    queue.insert("a", ms(10));
-    assert_eq!(queue.next().await.unwrap().into_inner(), "a");
-    assert!(queue.next().await.is_none());
-    queue.insert("b", ms(10));
-    let all: Vec<_> = (&mut queue).map(Expired::into_inner).collect().await;
-    assert_eq!(all, ["b"]);
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_queue_holds_one_timer_entry_whatever_it_holds() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    for i in 0..10_000u64 {
-        queue.insert(i, ms(100 + i));
-    }
-    let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
-    assert_pending!(next.poll());
-    assert_eq!(timer.pending(), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn peek_names_the_item_that_comes_out_next() {
-    let timer = Timer::builder().slots(8).build().unwrap();
-    let mut queue = DelayQueue::with_timer(&timer);
-    assert_eq!(queue.peek(), None);
-    let never = queue.insert("never", Duration::MAX);
-    assert_eq!(queue.peek(), Some(never));
-    let far = queue.insert("far", ms(900));
-    assert_eq!(queue.peek(), Some(far));
-    let near = queue.insert("near", ms(50));
-    assert_eq!(queue.peek(), Some(near));
-    // Moved later in place: peek looks past it.
-    queue.reset(&near, ms(2_000));
-    assert_eq!(queue.peek(), Some(far));
-    let due = queue.insert("due", Duration::ZERO);
-    assert_eq!(queue.peek(), Some(due));
-    assert_eq!(queue.next().await.unwrap().key(), due);
-    assert_eq!(queue.next().await.unwrap().key(), far);
-    assert_eq!(queue.next().await.unwrap().key(), near);
-    assert_eq!(queue.peek(), Some(never));
-}
-
-#[tokio::test(start_paused = true)]
-async fn clear_compact_and_shrink_to_fit_keep_keys_honest() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_capacity_and_timer(100, &timer);
-    assert!(queue.capacity() >= 100);
-    let keys: Vec<Key> = (0..5_000).map(|i| queue.insert(i, ms(60_000))).collect();
-    let grown = queue.capacity();
-    // Empty the first pages and the last ones; keep one page's worth.
-    for key in keys[..2_048].iter().chain(&keys[3_072..]) {
-        queue.remove(key);
-    }
-    queue.shrink_to_fit();
-    let shrunk = queue.capacity();
-    assert!(shrunk < grown, "{shrunk} < {grown}");
-    queue.compact();
-    assert!(queue.capacity() < shrunk);
-    assert!(queue.capacity() >= queue.len());
-    // Live keys still work, stale ones still do not.
-    assert_eq!(*queue.remove(&keys[2_500]).get_ref(), 2_500);
-    assert!(queue.try_remove(&keys[10]).is_none());
-    for i in 0..3_000 {
-        let key = queue.insert(i, ms(10));
-        assert!(!keys.contains(&key), "a new key equals an old one");
-    }
-    queue.reserve(10_000);
-    assert!(queue.capacity() >= queue.len() + 10_000);
-    let capacity = queue.capacity();
-    queue.clear();
-    assert!(queue.is_empty());
-    assert_eq!(queue.capacity(), capacity, "clear keeps the capacity");
-    assert!(queue.try_remove(&keys[2_600]).is_none());
-    let (out, ended) = drain(&mut queue).await;
-    assert!(out.is_empty() && ended);
-}
-
-#[tokio::test(start_paused = true)]
-async fn after_shutdown_due_items_come_out_then_the_stream_ends() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    queue.insert("due", ms(10));
-    let later = queue.insert("later", ms(60_000));
-    let mut waiting = task::spawn(());
-    assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
-    advance(ms(10)).await;
-    timer.shutdown();
-    assert!(waiting.is_woken());
-    // The due item comes out; the later one is not yielded early, and the
-    // queue never returns Pending on a dead timer (no hang), nor spins.
-    let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
-    assert_eq!(assert_ready!(polled).unwrap().into_inner(), "due");
-    for _ in 0..3 {
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
-        assert!(matches!(polled, Poll::Ready(None)));
-    }
-    assert_eq!(queue.len(), 1);
-    // Inserting and resetting still work as data-structure operations, and
-    // items whose deadline passes on the clock still come out.
-    queue.insert("soon", ms(5));
-    queue.reset(&later, ms(1));
-    advance(ms(10)).await;
-    let (out, ended) = drain(&mut queue).await;
-    assert_eq!(values(&out), ["later", "soon"]);
-    assert!(ended);
-}
-
-#[tokio::test(start_paused = true)]
-#[should_panic(expected = "shut down")]
-async fn a_queue_on_a_shut_down_timer_cannot_be_built() {
-    let timer = Timer::new();
-    timer.shutdown();
-    let _queue: DelayQueue<()> = DelayQueue::with_timer(&timer);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_queue_takes_one_unit_of_max_pending() {
-    let timer = Timer::builder().max_pending(2).build().unwrap();
-    let mut queue = DelayQueue::with_timer(&timer);
-    for i in 0..100 {
-        queue.insert(i, ms(10));
-    }
-    let _one_more = timer.try_sleep(ms(10)).expect("room for one more sleep");
-    assert!(timer.try_sleep(ms(10)).unwrap_err().is_at_capacity());
-}
-
-#[tokio::test(start_paused = true)]
-async fn coop_budget_makes_a_long_drain_yield() {
-    let timer = Timer::new();
-    let mut queue = DelayQueue::with_timer(&timer);
-    for i in 0..1_000 {
-        queue.insert(i, Duration::ZERO);
-    }
-    let mut next = task::spawn(());
-    let mut ready = 0;
-    loop {
-        match next.enter(|cx, _| queue.poll_expired(cx)) {
-            Poll::Ready(Some(_)) => ready += 1,
-            Poll::Pending => break,
-            Poll::Ready(None) => panic!("drained {ready} without yielding"),
-        }
-    }
-    assert!(
-        0 < ready && ready < 1_000,
-        "the budget ran out first: {ready}"
-    );
-    // The next turn of the task has a fresh budget.
-    tokio::task::yield_now().await;
-    assert!(matches!(
-        next.enter(|cx, _| queue.poll_expired(cx)),
-        Poll::Ready(Some(_))
-    ));
-}
-
-// ---------------------------------------------------------------------------
-// The model: a BTreeMap of deadlines.
-
-#[derive(Debug, Clone)]
-enum Op {
-    Insert(u64),
-    /// A deadline relative to now, in ms; negative: already passed.
-    InsertAt(i64),
-    Remove(usize),
-    Reset(usize, u64),
-    ResetAt(usize, i64),
-    Advance(u64),
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0u64..400).prop_map(Op::Insert),
-        2 => (-30i64..400).prop_map(Op::InsertAt),
-        2 => any::<usize>().prop_map(Op::Remove),
-        2 => (any::<usize>(), 0u64..400).prop_map(|(i, d)| Op::Reset(i, d)),
-        1 => (any::<usize>(), -30i64..400).prop_map(|(i, d)| Op::ResetAt(i, d)),
-        4 => (0u64..120).prop_map(Op::Advance),
-    ]
-}
-
-/// What the model knows of an item.
-#[derive(Debug, Clone, Copy)]
-struct Modelled {
-    deadline: Instant,
-    /// Its deadline had passed when it was inserted or reset: it is due on
-    /// the next poll, whatever its tick.
-    due_at_once: bool,
-}
-
-fn run_model(slots: usize, ops: Vec<Op>) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let origin = Instant::now();
-        let timer = Timer::builder().slots(slots).build().unwrap();
+#[test]
+fn items_come_out_in_deadline_order_and_never_early() {
+    watched(|| async {
+        let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
-        let mut model: BTreeMap<u64, (Key, Modelled)> = BTreeMap::new();
-        let mut keys: Vec<Key> = Vec::new();
-        let mut next_value = 0u64;
-        // The tick boundary a deadline rounds up to.
-        let boundary = |deadline: Instant| {
-            let ns = deadline.saturating_duration_since(origin).as_nanos();
-            let tick = TICK.as_nanos();
-            origin + Duration::from_nanos((ns.div_ceil(tick) * tick) as u64)
-        };
-        let at = |rel: i64| {
-            let now = Instant::now();
-            if rel >= 0 {
-                now + ms(rel as u64)
-            } else {
-                now - ms(rel.unsigned_abs())
-            }
-        };
-        for op in ops {
-            let now = Instant::now();
-            match op {
-                Op::Insert(d) => {
-                    let value = next_value;
-                    next_value += 1;
-                    let key = queue.insert(value, ms(d));
-                    let deadline = now + ms(d);
-                    assert_eq!(queue.deadline(&key), deadline);
-                    model.insert(
-                        value,
-                        (
-                            key,
-                            Modelled {
-                                deadline,
-                                due_at_once: d == 0,
-                            },
-                        ),
-                    );
-                    keys.push(key);
-                }
-                Op::InsertAt(rel) => {
-                    let value = next_value;
-                    next_value += 1;
-                    let deadline = at(rel);
-                    let key = queue.insert_at(value, deadline);
-                    model.insert(
-                        value,
-                        (
-                            key,
-                            Modelled {
-                                deadline,
-                                due_at_once: deadline <= now,
-                            },
-                        ),
-                    );
-                    keys.push(key);
-                }
-                Op::Remove(i) if !keys.is_empty() => {
-                    let key = keys[i % keys.len()];
-                    let live = model.iter().find(|(_, (k, _))| *k == key).map(|(v, _)| *v);
-                    match (queue.try_remove(&key), live) {
-                        (Some(expired), Some(value)) => {
-                            assert_eq!(*expired.get_ref(), value);
-                            model.remove(&value);
-                        }
-                        (None, None) => {}
-                        (got, want) => panic!("try_remove gave {got:?}, model has {want:?}"),
-                    }
-                }
-                Op::Reset(i, _) | Op::ResetAt(i, _) if !keys.is_empty() => {
-                    let key = keys[i % keys.len()];
-                    let Some((_, (_, item))) = model.iter_mut().find(|(_, (k, _))| *k == key)
-                    else {
-                        continue;
-                    };
-                    let (deadline, due) = match op {
-                        Op::Reset(_, d) => {
-                            queue.reset(&key, ms(d));
-                            (now + ms(d), d == 0)
-                        }
-                        Op::ResetAt(_, rel) => {
-                            let deadline = at(rel);
-                            queue.reset_at(&key, deadline);
-                            (deadline, deadline <= now)
-                        }
-                        _ => unreachable!(),
-                    };
-                    *item = Modelled {
-                        deadline,
-                        due_at_once: due,
-                    };
-                    assert_eq!(queue.deadline(&key), deadline);
-                }
-                Op::Advance(d) => advance(ms(d)).await,
-                _ => {}
-            }
-            // After every step: exactly the items due by now come out, in
-            // tick order, none early.
-            let now = Instant::now();
-            let (out, ended) = drain(&mut queue).await;
-            let mut last_tick = None;
-            for expired in &out {
-                let value = *expired.get_ref();
-                let (key, item) = model
-                    .remove(&value)
-                    .unwrap_or_else(|| panic!("{value} came out twice or was removed"));
-                assert_eq!(expired.key(), key);
-                assert_eq!(expired.deadline(), item.deadline);
-                assert!(item.deadline <= now, "{value} came out early");
-                let tick = boundary(item.deadline);
-                assert!(
-                    last_tick.is_none_or(|last| last <= tick),
-                    "out of tick order: {out:?}"
-                );
-                last_tick = Some(tick);
-            }
-            for (value, (_, item)) in &model {
-                assert!(
-                    !item.due_at_once && boundary(item.deadline) > now,
-                    "{value} ({item:?}) is due at {now:?} but did not come out"
-                );
-            }
-            assert_eq!(queue.len(), model.len());
-            assert_eq!(ended, model.is_empty(), "Ready(None) exactly when empty");
+        let start = Instant::now();
+        for (value, delay) in [(3, 300), (1, 100), (5, 7_000), (2, 250), (4, 299)] {
+            queue.insert(value, ms(delay));
         }
+        let mut out = Vec::new();
+        while let Some(expired) = queue.next().await {
+            let now = Instant::now();
+            assert!(now >= expired.deadline(), "early: {now:?} < {expired:?}");
+            assert!(now <= expired.deadline() + TICK, "more than a tick late");
+            out.push((*expired.get_ref(), now - start));
+        }
+        // 299 ms and 300 ms round up to the same tick: either order.
+        assert!(out.windows(2).all(|w| w[0].1 <= w[1].1), "{out:?}");
+        out.sort();
+        assert_eq!(
+            out,
+            [
+                (1, ms(100)),
+                (2, ms(250)),
+                (3, ms(300)),
+                (4, ms(300)),
+                (5, ms(7_000))
+            ]
+        );
     });
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 256,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+#[test]
+fn a_deadline_between_ticks_waits_for_the_next_boundary() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert("x", ms(15));
+        let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
+        assert_pending!(next.poll());
+        advance(ms(15)).await;
+        // Its deadline has passed, but not the tick boundary it rounds up to.
+        assert!(!next.is_woken());
+        assert_pending!(next.poll());
+        advance(ms(5)).await;
+        assert!(next.is_woken());
+        assert_eq!(assert_ready!(next.poll()).unwrap().into_inner(), "x");
+    });
+}
 
-    #[test]
-    fn the_queue_behaves_like_a_map_of_deadlines(
-        slots in prop_oneof![Just(1usize), Just(4usize), Just(512usize)],
-        ops in proptest::collection::vec(op(), 1..80),
-    ) {
-        run_model(slots, ops);
-    }
+#[test]
+fn zero_and_passed_deadlines_come_out_on_the_next_poll() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        advance(ms(15)).await; // between two ticks
+        queue.insert("zero", Duration::ZERO);
+        queue.insert_at("passed", Instant::now() - ms(1));
+        queue.insert("later", ms(1));
+        let (out, ended) = drain(&mut queue).await;
+        // Both round up to the tick at 20 ms: either order.
+        let mut out = values(&out);
+        out.sort();
+        assert_eq!(out, ["passed", "zero"]);
+        assert!(!ended);
+    });
+}
+
+#[test]
+fn far_items_come_out_at_their_deadline() {
+    watched(|| async {
+        // 8 slots of 10 ms: a lap is 80 ms, so these wait in the overflow.
+        let timer = Timer::builder().slots(8).build().unwrap();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        for delay in [5_000, 170, 90, 1_000, 90_000] {
+            queue.insert(delay, ms(delay));
+        }
+        let mut out = Vec::new();
+        while let Some(expired) = queue.next().await {
+            assert_eq!(Instant::now() - start, ms(*expired.get_ref()));
+            out.push(expired.into_inner());
+        }
+        assert_eq!(out, [90, 170, 1_000, 5_000, 90_000]);
+    });
+}
+
+#[test]
+fn reset_moves_an_item_earlier_or_later_and_keeps_its_key() {
+    watched(|| async {
+        let timer = Timer::builder().slots(8).build().unwrap();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        let a = queue.insert('a', ms(100));
+        let b = queue.insert('b', ms(200));
+        let c = queue.insert('c', ms(300));
+        let d = queue.insert('d', ms(2_000));
+        queue.reset(&a, ms(400)); // later, in place
+        queue.reset(&c, ms(50)); // earlier
+        queue.reset(&d, ms(1_500)); // earlier, still far
+        queue.reset_at(&b, start + ms(3_000)); // later, far
+        assert_eq!(queue.deadline(&a), start + ms(400));
+        let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
+        assert_pending!(next.poll());
+        let mut out = Vec::new();
+        for step in [50, 350, 1_100, 1_500] {
+            advance(ms(step)).await;
+            let expired = assert_ready!(next.poll()).unwrap();
+            assert_eq!(expired.deadline(), Instant::now());
+            out.push((expired.key(), expired.into_inner()));
+            if out.len() < 4 {
+                assert_pending!(next.poll());
+            }
+        }
+        assert!(assert_ready!(next.poll()).is_none(), "empty");
+        drop(next);
+        assert_eq!(out, [(c, 'c'), (a, 'a'), (d, 'd'), (b, 'b')]);
+    });
+}
+
+#[test]
+fn resetting_a_waited_on_queue_to_an_earlier_deadline_wakes_it_then() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert((), ms(500));
+        {
+            let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
+            assert_pending!(next.poll());
+        }
+        queue.reset(&key, ms(100));
+        let start = Instant::now();
+        queue.next().await.unwrap();
+        assert_eq!(Instant::now() - start, ms(100));
+    });
+}
+
+#[test]
+fn a_due_insert_wakes_the_waiting_task_at_once() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert(1, ms(500));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.insert(2, Duration::ZERO);
+        assert!(waiting.is_woken());
+        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(*assert_ready!(expired).unwrap().get_ref(), 2);
+    });
+}
+
+#[test]
+fn remove_and_try_remove_detect_stale_keys_after_slot_reuse() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let old = queue.insert("old", ms(100));
+        assert_eq!(queue.remove(&old).into_inner(), "old");
+        assert!(queue.try_remove(&old).is_none(), "removed: stale");
+        // The freed slot is reused: the stale key must not reach the new item.
+        let new = queue.insert("new", ms(100));
+        assert_ne!(old, new);
+        assert!(queue.try_remove(&old).is_none());
+        assert_eq!(queue.len(), 1);
+        // An expired item's key goes stale too.
+        advance(ms(100)).await;
+        let expired = queue.next().await.unwrap();
+        assert_eq!(expired.key(), new);
+        assert!(queue.try_remove(&new).is_none());
+        let newer = queue.insert("newer", ms(100));
+        assert!(queue.try_remove(&new).is_none());
+        assert!(queue.try_remove(&old).is_none());
+        assert_eq!(queue.remove(&newer).into_inner(), "newer");
+    });
+}
+
+#[test]
+#[should_panic(expected = "DelayQueue::remove with a stale key")]
+fn remove_panics_on_a_stale_key() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert(1, ms(10));
+        queue.remove(&key);
+        queue.insert(2, ms(10)); // reuses the slot
+        queue.remove(&key);
+    });
+}
+
+#[test]
+#[should_panic(expected = "DelayQueue::reset with a stale key")]
+fn reset_panics_on_a_stale_key() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert(1, ms(10));
+        queue.remove(&key);
+        queue.reset(&key, ms(10));
+    });
+}
+
+#[test]
+#[should_panic(expected = "DelayQueue::deadline with a stale key")]
+fn deadline_panics_on_a_stale_key() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert(1, ms(10));
+        queue.clear();
+        queue.deadline(&key);
+    });
+}
+
+#[test]
+fn an_empty_queue_is_ready_none_and_woken_by_an_insert() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue: DelayQueue<u32> = DelayQueue::with_timer(&timer);
+        let mut waiting = task::spawn(());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert!(matches!(polled, Poll::Ready(None)));
+        queue.insert(9, ms(30));
+        assert!(
+            waiting.is_woken(),
+            "an insert wakes the task that saw it empty"
+        );
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(30)).await;
+        assert!(waiting.is_woken());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(assert_ready!(polled).unwrap().into_inner(), 9);
+    });
+}
+
+#[test]
+fn removing_the_last_item_wakes_the_waiting_task_with_ready_none() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert(1, ms(1_000));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.remove(&key);
+        assert!(waiting.is_woken());
+        assert!(matches!(
+            waiting.enter(|cx, _| queue.poll_expired(cx)),
+            Poll::Ready(None)
+        ));
+    });
+}
+
+#[test]
+fn the_stream_ends_when_empty_and_yields_again_after_an_insert() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert("a", ms(10));
+        assert_eq!(queue.next().await.unwrap().into_inner(), "a");
+        assert!(queue.next().await.is_none());
+        queue.insert("b", ms(10));
+        let all: Vec<_> = (&mut queue).map(Expired::into_inner).collect().await;
+        assert_eq!(all, ["b"]);
+    });
+}
+
+#[test]
+fn the_queue_holds_one_timer_entry_whatever_it_holds() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        for i in 0..10_000u64 {
+            queue.insert(i, ms(100 + i));
+        }
+        let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
+        assert_pending!(next.poll());
+        assert_eq!(timer.pending(), 1);
+    });
+}
+
+#[test]
+fn peek_names_the_item_that_comes_out_next() {
+    watched(|| async {
+        let timer = Timer::builder().slots(8).build().unwrap();
+        let mut queue = DelayQueue::with_timer(&timer);
+        assert_eq!(queue.peek(), None);
+        let never = queue.insert("never", Duration::MAX);
+        assert_eq!(queue.peek(), Some(never));
+        let far = queue.insert("far", ms(900));
+        assert_eq!(queue.peek(), Some(far));
+        let near = queue.insert("near", ms(50));
+        assert_eq!(queue.peek(), Some(near));
+        // Moved later in place: peek looks past it.
+        queue.reset(&near, ms(2_000));
+        assert_eq!(queue.peek(), Some(far));
+        let due = queue.insert("due", Duration::ZERO);
+        assert_eq!(queue.peek(), Some(due));
+        assert_eq!(queue.next().await.unwrap().key(), due);
+        assert_eq!(queue.next().await.unwrap().key(), far);
+        assert_eq!(queue.next().await.unwrap().key(), near);
+        assert_eq!(queue.peek(), Some(never));
+    });
+}
+
+#[test]
+fn clear_compact_and_shrink_to_fit_keep_keys_honest() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_capacity_and_timer(100, &timer);
+        assert!(queue.capacity() >= 100);
+        let keys: Vec<Key> = (0..5_000).map(|i| queue.insert(i, ms(60_000))).collect();
+        let grown = queue.capacity();
+        // Empty the first pages and the last ones; keep one page's worth.
+        for key in keys[..2_048].iter().chain(&keys[3_072..]) {
+            queue.remove(key);
+        }
+        queue.shrink_to_fit();
+        let shrunk = queue.capacity();
+        assert!(shrunk < grown, "{shrunk} < {grown}");
+        queue.compact();
+        assert!(queue.capacity() < shrunk);
+        assert!(queue.capacity() >= queue.len());
+        // Live keys still work, stale ones still do not.
+        assert_eq!(*queue.remove(&keys[2_500]).get_ref(), 2_500);
+        assert!(queue.try_remove(&keys[10]).is_none());
+        for i in 0..3_000 {
+            let key = queue.insert(i, ms(10));
+            assert!(!keys.contains(&key), "a new key equals an old one");
+        }
+        queue.reserve(10_000);
+        assert!(queue.capacity() >= queue.len() + 10_000);
+        let capacity = queue.capacity();
+        queue.clear();
+        assert!(queue.is_empty());
+        assert_eq!(queue.capacity(), capacity, "clear keeps the capacity");
+        assert!(queue.try_remove(&keys[2_600]).is_none());
+        let (out, ended) = drain(&mut queue).await;
+        assert!(out.is_empty() && ended);
+    });
+}
+
+#[test]
+fn after_shutdown_due_items_come_out_then_the_stream_ends() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert("due", ms(10));
+        let later = queue.insert("later", ms(60_000));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(10)).await;
+        timer.shutdown();
+        assert!(waiting.is_woken());
+        // The due item comes out; the later one is not yielded early, and the
+        // queue never returns Pending on a dead timer (no hang), nor spins.
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(assert_ready!(polled).unwrap().into_inner(), "due");
+        for _ in 0..3 {
+            let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+            assert!(matches!(polled, Poll::Ready(None)));
+        }
+        assert_eq!(queue.len(), 1);
+        // Inserting and resetting still work as data-structure operations, and
+        // items whose deadline passes on the clock still come out.
+        queue.insert("soon", ms(5));
+        queue.reset(&later, ms(1));
+        advance(ms(10)).await;
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), ["later", "soon"]);
+        assert!(ended);
+    });
+}
+
+#[test]
+#[should_panic(expected = "shut down")]
+fn a_queue_on_a_shut_down_timer_cannot_be_built() {
+    watched(|| async {
+        let timer = Timer::new();
+        timer.shutdown();
+        let _queue: DelayQueue<()> = DelayQueue::with_timer(&timer);
+    });
+}
+
+#[test]
+fn a_queue_takes_one_unit_of_max_pending() {
+    watched(|| async {
+        let timer = Timer::builder().max_pending(2).build().unwrap();
+        let mut queue = DelayQueue::with_timer(&timer);
+        for i in 0..100 {
+            queue.insert(i, ms(10));
+        }
+        let _one_more = timer.try_sleep(ms(10)).expect("room for one more sleep");
+        assert!(timer.try_sleep(ms(10)).unwrap_err().is_at_capacity());
+    });
+}
+
+#[test]
+fn coop_budget_makes_a_long_drain_yield() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        for i in 0..1_000 {
+            queue.insert(i, Duration::ZERO);
+        }
+        let mut next = task::spawn(());
+        let mut ready = 0;
+        loop {
+            match next.enter(|cx, _| queue.poll_expired(cx)) {
+                Poll::Ready(Some(_)) => ready += 1,
+                Poll::Pending => break,
+                Poll::Ready(None) => panic!("drained {ready} without yielding"),
+            }
+        }
+        assert!(
+            0 < ready && ready < 1_000,
+            "the budget ran out first: {ready}"
+        );
+        // The next turn of the task has a fresh budget.
+        tokio::task::yield_now().await;
+        assert!(matches!(
+            next.enter(|cx, _| queue.poll_expired(cx)),
+            Poll::Ready(Some(_))
+        ));
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Waking a task that waits on items that never come due (`Duration::MAX`):
+// removing the last one, clearing the queue or shutting the timer down wakes
+// it with `Ready(None)`, as with finite deadlines.
+
+#[test]
+fn a_task_waiting_on_never_due_items_is_woken_when_the_last_is_removed() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let first = queue.insert(1, Duration::MAX);
+        let second = queue.insert(2, Duration::MAX);
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.remove(&first);
+        assert!(!waiting.is_woken(), "an item is left: nothing changed");
+        queue.remove(&second);
+        assert!(
+            waiting.is_woken(),
+            "the queue is empty: the task must see it"
+        );
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert!(matches!(polled, Poll::Ready(None)));
+    });
+}
+
+#[test]
+fn a_task_waiting_on_never_due_items_is_woken_when_the_queue_is_cleared() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert(1, Duration::MAX);
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.clear();
+        assert!(
+            waiting.is_woken(),
+            "the queue is empty: the task must see it"
+        );
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert!(matches!(polled, Poll::Ready(None)));
+    });
+}
+
+#[test]
+fn a_task_waiting_on_never_due_items_is_woken_when_the_timer_shuts_down() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert(1, Duration::MAX);
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        timer.shutdown();
+        assert!(waiting.is_woken(), "nothing can come due any more");
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert!(matches!(polled, Poll::Ready(None)));
+        assert_eq!(queue.len(), 1, "the item stays in the queue");
+    });
+}
+
+/// The same wait as a user writes it: a task awaits the next item while
+/// another removes the last one. Without the wake the waiting task hangs
+/// (the watchdog turns that into a failure).
+#[test]
+fn waiting_for_never_due_items_ends_when_the_last_is_removed() {
+    watched(|| async {
+        let timer = Timer::new();
+        let queue = Arc::new(Mutex::new(DelayQueue::with_timer(&timer)));
+        let key = queue.lock().unwrap().insert("never", Duration::MAX);
+        let waited = Arc::new(AtomicBool::new(false));
+        let waiter = tokio::spawn({
+            let (queue, waited) = (queue.clone(), waited.clone());
+            // Locks only to poll, so the other task can remove meanwhile.
+            poll_fn(move |cx| {
+                let polled = queue.lock().unwrap().poll_next_unpin(cx);
+                waited.store(polled.is_pending(), Ordering::SeqCst);
+                polled.map(|expired| expired.map(Expired::into_inner))
+            })
+        });
+        tokio::task::yield_now().await;
+        assert!(waited.load(Ordering::SeqCst), "the waiter polled and waits");
+        queue.lock().unwrap().remove(&key);
+        assert_eq!(waiter.await.unwrap(), None);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Deadline order after the clock moved with nobody polling.
+
+/// An item due at 5 ms waits; the clock moves to 20 ms with no poll; an item
+/// whose deadline (19 ms) has passed is inserted. The 5 ms item comes out
+/// first: the queue may not hand out the passed insert ahead of earlier
+/// items it has not looked at since the clock moved.
+#[test]
+fn a_passed_insert_after_an_unpolled_advance_comes_out_after_earlier_items() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        queue.insert_at("a", start + ms(5));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(20)).await;
+        queue.insert_at("b", start + ms(19));
+        // A zero delay and a reset to a passed deadline take the same path.
+        queue.insert("c", Duration::ZERO);
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), ["a", "b", "c"]);
+        assert!(ended);
+    });
+}
+
+#[test]
+fn a_reset_to_a_passed_deadline_after_an_unpolled_advance_keeps_deadline_order() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        queue.insert_at("a", start + ms(5));
+        let b = queue.insert_at("b", start + ms(500));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(20)).await;
+        queue.reset_at(&b, start + ms(19));
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), ["a", "b"]);
+        assert!(ended);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// The queue's one sleep follows its earliest item later too, so the waiting
+// task is not woken with nothing due (tokio-util's `reset_entry` test).
+
+#[test]
+fn resetting_the_earliest_item_later_moves_the_queues_sleep() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert("x", ms(100));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.reset(&key, ms(200));
+        advance(ms(150)).await;
+        assert!(!waiting.is_woken(), "woken with nothing due");
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(50)).await;
+        assert!(waiting.is_woken());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(assert_ready!(polled).unwrap().into_inner(), "x");
+    });
+}
+
+/// tokio-util's `reset_entry`, step for step: the task polls again after
+/// the reset.
+#[test]
+fn reset_entry_as_tokio_util_tests_it() {
+    watched(|| async {
+        let timer = Timer::builder()
+            .tick(Duration::from_millis(1))
+            .build()
+            .unwrap();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let now = Instant::now();
+        let key = queue.insert_at("foo", now + ms(5));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(1)).await;
+        queue.reset_at(&key, now + ms(10));
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(7)).await;
+        assert!(!waiting.is_woken());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(2)).await;
+        assert!(waiting.is_woken());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = assert_ready!(polled).unwrap();
+        assert_eq!(*expired.get_ref(), "foo");
+        assert_eq!(expired.deadline(), now + ms(10));
+    });
+}
+
+#[test]
+fn resetting_the_earliest_item_to_never_does_not_wake_the_task_at_its_old_tick() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert("x", ms(100));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.reset(&key, Duration::MAX);
+        advance(ms(150)).await;
+        assert!(!waiting.is_woken(), "woken with nothing due");
+        queue.remove(&key);
+        assert!(waiting.is_woken(), "empty now");
+    });
+}
+
+/// Removing the earliest item moves the sleep to the next one, past an item
+/// whose deadline was moved later in place (it no longer counts at its old
+/// tick).
+#[test]
+fn removing_the_earliest_item_moves_the_sleep_past_items_moved_later() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let x = queue.insert("x", ms(100));
+        let y = queue.insert("y", ms(200));
+        queue.insert("z", ms(400));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.reset(&y, ms(300)); // not the earliest: moved in place
+        queue.remove(&x);
+        advance(ms(250)).await;
+        assert!(!waiting.is_woken(), "woken with nothing due");
+        advance(ms(50)).await;
+        assert!(waiting.is_woken());
+        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(assert_ready!(polled).unwrap().into_inner(), "y");
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Storage.
+
+/// `compact` trims the first page (which grows 8, 16, ... slots) to its last
+/// item: one item left at the front of an 8-slot page leaves a capacity of
+/// 2 (slots come in pairs; tokio-util's `compact`, which moves items, makes
+/// it 1), and growth afterwards hands out no old key.
+#[test]
+fn compact_trims_the_first_page_to_its_last_item() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let keys: Vec<Key> = (0..3).map(|i| queue.insert(i, ms(60_000))).collect();
+        queue.remove(&keys[1]);
+        queue.remove(&keys[2]);
+        assert_eq!(queue.capacity(), 8);
+        queue.compact();
+        assert_eq!(queue.capacity(), 2);
+        assert_eq!(queue.len(), 1);
+        // Growing again: no new key equals an old one, the kept key works.
+        let more: Vec<Key> = (0..20).map(|i| queue.insert(i, ms(10))).collect();
+        assert!(more.iter().all(|key| !keys.contains(key)));
+        assert!(queue.capacity() >= 21);
+        assert_eq!(queue.remove(&keys[0]).into_inner(), 0);
+        assert!(queue.try_remove(&keys[1]).is_none());
+        // tokio-util's doc example (the middle of three removed): the items
+        // do not move, so the capacity stays at the last item (4, not 2).
+        let mut queue = DelayQueue::with_capacity_and_timer(10, &timer);
+        let _key1 = queue.insert(5, Duration::from_secs(5));
+        let key2 = queue.insert(10, Duration::from_secs(10));
+        let _key3 = queue.insert(15, Duration::from_secs(15));
+        queue.remove(&key2);
+        queue.compact();
+        assert_eq!(queue.capacity(), 4);
+    });
 }
 
 /// `new()`, `with_capacity()` and `Default` use the current runtime's default
 /// timer, as tokio-util's queue uses the runtime's timer.
-#[tokio::test(start_paused = true)]
-async fn new_uses_the_runtimes_default_timer() {
-    let mut queue = DelayQueue::new();
-    let key = queue.insert("a", Duration::from_millis(100));
-    let mut task = task::spawn(());
-    assert!(task.enter(|cx, _| queue.poll_expired(cx)).is_pending());
-    assert_eq!(
-        Timer::current().pending(),
-        1,
-        "its one sleep is on the default timer"
-    );
-    advance(Duration::from_millis(100)).await;
-    assert!(task.is_woken());
-    let expired = match task.enter(|cx, _| queue.poll_expired(cx)) {
-        Poll::Ready(Some(expired)) => expired,
-        other => panic!("expected the item, got {other:?}"),
-    };
-    assert_eq!((expired.key(), expired.into_inner()), (key, "a"));
+#[test]
+fn new_uses_the_runtimes_default_timer() {
+    watched(|| async {
+        let mut queue = DelayQueue::new();
+        let key = queue.insert("a", Duration::from_millis(100));
+        let mut task = task::spawn(());
+        assert!(task.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert_eq!(
+            Timer::current().pending(),
+            1,
+            "its one sleep is on the default timer"
+        );
+        advance(Duration::from_millis(100)).await;
+        assert!(task.is_woken());
+        let expired = match task.enter(|cx, _| queue.poll_expired(cx)) {
+            Poll::Ready(Some(expired)) => expired,
+            other => panic!("expected the item, got {other:?}"),
+        };
+        assert_eq!((expired.key(), expired.into_inner()), (key, "a"));
 
-    let sized: DelayQueue<u8> = DelayQueue::with_capacity(100);
-    assert!(sized.capacity() >= 100);
-    let default: DelayQueue<u8> = DelayQueue::default();
-    assert!(default.is_empty());
+        let sized: DelayQueue<u8> = DelayQueue::with_capacity(100);
+        assert!(sized.capacity() >= 100);
+        let default: DelayQueue<u8> = DelayQueue::default();
+        assert!(default.is_empty());
+    });
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{current_thread, paused};
+use common::{block_on_current_thread, block_on_paused};
 use proptest::prelude::*;
 use tickwheel::Timer;
 use tokio::time::{advance, Instant};
@@ -34,7 +34,7 @@ fn boundary(origin: Instant, tick: Duration, deadline: Instant) -> Instant {
 /// went round (early, exact, early...) without ever returning.
 #[test]
 fn a_boundary_in_the_last_millisecond_off_the_grid_does_not_loop_the_driver() {
-    paused(async {
+    block_on_paused(async {
         advance(Duration::from_micros(500)).await;
         let origin = Instant::now();
         let tick = 10 * MS;
@@ -69,7 +69,7 @@ fn a_boundary_in_the_last_millisecond_off_the_grid_does_not_loop_the_driver() {
 /// 3 ms, a whole tick late).
 #[test]
 fn every_sub_millisecond_remainder_sleep_in_a_row_takes_what_tokios_takes() {
-    current_thread(async {
+    block_on_current_thread(async {
         tokio::time::pause();
         let timer = Timer::builder().tick(MS).build().unwrap();
         tokio::task::yield_now().await;
@@ -248,6 +248,6 @@ proptest! {
         slots in prop_oneof![Just(7usize), Just(512)],
         origin_ns in prop_oneof![Just(0u64), 0..2_000_000u64],
     ) {
-        paused(model(tick_ns, slots, origin_ns, ops));
+        block_on_paused(model(tick_ns, slots, origin_ns, ops));
     }
 }

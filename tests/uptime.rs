@@ -33,15 +33,16 @@
 //! TICKWHEEL_UPTIME_DAYS=13 cargo test --release --test uptime -- --ignored
 //! ```
 
-use std::future::Future;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tickwheel::{MissedTickBehavior, Timer};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+mod common;
+use common::watchdog::paused;
 
 const SEC: Duration = Duration::from_secs(1);
 const HOUR: Duration = Duration::from_secs(3_600);
@@ -50,37 +51,6 @@ const YEAR: Duration = Duration::from_secs(365 * 86_400);
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-/// Runs `test` on a current-thread runtime with a paused clock, on a thread
-/// of its own, and fails if it has not finished after `watchdog` of real
-/// time (a stuck thread is left behind; the test binary exits anyway).
-fn paused<F, Fut>(name: &str, watchdog: Duration, test: F)
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: Future<Output = ()>,
-{
-    let (done, result) = mpsc::channel();
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .start_paused(true)
-                .build()
-                .unwrap();
-            // `test()` runs inside the runtime, so it can build a `Timer`.
-            let run = || rt.block_on(async { test().await });
-            let _ = done.send(catch_unwind(AssertUnwindSafe(run)));
-        })
-        .unwrap();
-    match result.recv_timeout(watchdog) {
-        Ok(Ok(())) => {}
-        Ok(Err(panic)) => resume_unwind(panic),
-        Err(_) => panic!(
-            "{name}: no result after {watchdog:?} of real time: the driver or a timer is stuck"
-        ),
-    }
 }
 
 /// Real time allowed for each short test (it takes well under a second).

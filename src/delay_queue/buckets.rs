@@ -300,11 +300,28 @@ impl Buckets {
         }
     }
 
-    /// What to wait for, after [`settle`](Buckets::settle).
-    pub(super) fn next_wake(&self) -> Wake {
+    /// What to wait for, after [`settle`](Buckets::settle) (or while
+    /// nothing is due).
+    ///
+    /// The earliest busy bucket's tick, unless its items were all moved
+    /// later in place ([`Buckets::extend`]): waiting for it would wake the
+    /// queue's task with nothing due. So the items at the head of that
+    /// bucket that were moved later are linked where their deadline says
+    /// now, up to the first item that is really due at its tick. Each such
+    /// item moves once per extension, so the walk costs nothing over time.
+    pub(super) fn next_wake<T>(&mut self, slab: &mut Slab<T>) -> Wake {
         debug_assert_eq!(self.due, NIL, "waiting with items due");
-        if let Some((_, tick)) = self.next_busy() {
-            return Wake::At(tick);
+        while let Some((bucket, tick)) = self.next_busy() {
+            let head = self.ring[bucket];
+            if self.tick_of(slab.at(head).deadline.offset()) <= tick {
+                return Wake::At(tick);
+            }
+            self.unlink(slab, head);
+            let placed = self.link(slab, head, false);
+            debug_assert!(
+                matches!(placed, Placed::At(t) if t > tick) || placed == Placed::Never,
+                "an item moved later in place from tick {tick} went to {placed:?}"
+            );
         }
         match self.overflow.keys().next() {
             Some(&lap) => Wake::At(self.geometry.move_in_tick(lap)),

@@ -10,6 +10,9 @@
 //! | `DelayQueue::new()`, `with_capacity(n)` | [`DelayQueue::with_timer`]`(&timer)`, [`DelayQueue::with_capacity_and_timer`]`(n, &timer)` |
 //!
 //! Every other method takes the same arguments and returns the same shapes.
+//! One behaves differently: [`compact`](DelayQueue::compact) never moves an
+//! item, so `capacity()` can stay above `len()` after it, where
+//! tokio-util's moves items to make them equal (see its docs).
 //!
 //! # Design
 //!
@@ -80,8 +83,11 @@ use crate::timer::Timer;
 /// `poll_expired` returns `Ready(None)` when the queue is empty, and the
 /// task that saw it is woken by the next insert (as tokio-util's). Otherwise
 /// it returns `Pending` with one sleep set on the timer for the earliest
-/// item's tick; an insert or reset that comes due earlier moves that sleep,
-/// and removing the last item wakes the task so it sees `Ready(None)`. Each
+/// item's tick (or, if every item waits for a deadline that never comes,
+/// such as `Duration::MAX`, for no tick); an insert or reset that comes due
+/// earlier moves that sleep, and removing the last item, `clear`, or the
+/// timer shutting down wakes the task so it sees `Ready(None)`: a task
+/// waiting on the queue never hangs. Each
 /// item it yields takes a unit of tokio's cooperative budget, so draining a
 /// long run of due items yields to the scheduler, as tokio's channels do.
 ///
@@ -105,7 +111,8 @@ use crate::timer::Timer;
 /// page; a removed item's slot is reused at once. Items never move, so
 /// [`compact`](DelayQueue::compact) and
 /// [`shrink_to_fit`](DelayQueue::shrink_to_fit) keep every key valid
-/// without a remapping table, and release whole pages that hold no item.
+/// without a remapping table: they release whole pages that hold no item,
+/// and trim the first page to its last item.
 ///
 /// # Examples
 ///
@@ -136,17 +143,17 @@ pub struct DelayQueue<T> {
     buckets: Buckets,
     /// The last tick whose boundary the timer's clock was seen to reach.
     seen: u64,
-    /// The tick the sleep is set for; `u64::MAX` when it is set for nothing
-    /// the queue waits for.
+    /// The tick the sleep is set for; [`ARMED_NEVER`] when it is set for a
+    /// deadline that never comes, [`UNARMED`] when the queue does not know
+    /// (it fired, or a wake completed it).
     armed: u64,
     /// The last poll returned `Pending` with the sleep registered: the task
     /// waits on the sleep's entry in the timer.
     parked: bool,
     /// The queue's one timer entry.
     sleep: Sleep,
-    /// The task to wake on the next insert, after a poll found nothing to
-    /// set the sleep for (an empty queue, or only items that never come
-    /// due).
+    /// The task to wake on the next insert, after a poll found the queue
+    /// empty.
     waker: Option<Waker>,
     /// Keeps the timer's driver running while the queue exists.
     timer: Timer,
@@ -278,7 +285,8 @@ impl<T> DelayQueue<T> {
             slab: Slab::new(),
             buckets: Buckets::new(timer.slots(), tick_ns, seen),
             seen,
-            armed: u64::MAX,
+            // `Duration::MAX`: a deadline that never comes.
+            armed: ARMED_NEVER,
             parked: false,
             sleep,
             waker: None,
@@ -443,6 +451,8 @@ impl<T> DelayQueue<T> {
         if self.slab.len() == 0 {
             // A task waiting on the queue sees it empty (`Ready(None)`).
             self.wake_parked();
+        } else {
+            self.rearm();
         }
         Some(self.expired(item.value, item.deadline, key))
     }
@@ -515,8 +525,10 @@ impl<T> DelayQueue<T> {
         let deadline = Deadline::new(offset);
         // Later, in a ring bucket: the deadline moves in place, and the item
         // is linked again when its bucket comes round. Nothing to wake: it
-        // comes due later than before.
+        // comes due later than before; but if it was what the waiting task
+        // waits for, the sleep moves later.
         if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
+            self.rearm();
             return;
         }
         // Unlinked under the old deadline, which names its far lap.
@@ -643,20 +655,12 @@ impl<T> DelayQueue<T> {
                 coop.made_progress();
                 return Poll::Ready(None);
             }
-            let tick = match self.buckets.next_wake() {
-                Wake::At(tick) => tick,
-                Wake::Never => {
-                    // Only items that never come due: an insert wakes us.
-                    self.keep_waker(cx);
-                    return Poll::Pending;
-                }
-            };
+            let (tick, deadline) = self.next_wake();
             if tick != self.armed {
-                let boundary = self.buckets.boundary(tick);
                 // The tick is after the reading just made; if its boundary
                 // has passed since, the wheel completes the sleep at once.
                 if Pin::new(&mut self.sleep)
-                    .try_reset_offset(boundary, Some(i64::MIN))
+                    .try_reset_offset(deadline, Some(i64::MIN))
                     .is_err()
                 {
                     continue; // shut down: the check above ends the poll
@@ -671,7 +675,7 @@ impl<T> DelayQueue<T> {
                 Poll::Ready(()) => {
                     // The tick's boundary has passed (or the timer shut
                     // down): read the clock again.
-                    self.armed = u64::MAX;
+                    self.armed = UNARMED;
                     read = false;
                 }
             }
@@ -795,8 +799,18 @@ impl<T> DelayQueue<T> {
     }
 
     /// Releases the memory of every page of slots (1024 each) that holds no
-    /// item, wherever it is. Items never move, so every key stays valid (a
-    /// page with a single item stays allocated).
+    /// item, wherever it is, and trims the first page (which grows from 8
+    /// slots up to 1024) to its last item. Items never move, so every key
+    /// stays valid without a remapping table.
+    ///
+    /// # Differences from tokio-util
+    ///
+    /// tokio-util's `compact` moves items (remapping their keys) so that
+    /// `capacity()` equals `len()` afterwards. Here `capacity()` afterwards
+    /// counts the first page's slots up to its last item (in pairs), plus
+    /// 1024 for every later page that still holds an item, so it can stay
+    /// above `len()`: one item left at the front of the first page leaves a
+    /// capacity of 2 (tokio-util: 1), one left on a later page 1024.
     ///
     /// # Examples
     ///
@@ -816,6 +830,13 @@ impl<T> DelayQueue<T> {
     /// queue.compact();
     /// assert!(queue.capacity() < before);
     /// assert_eq!(*queue.remove(&keys[9_500]).get_ref(), 9_500);
+    ///
+    /// // The first page is trimmed to its last item, in pairs of slots.
+    /// let mut small = DelayQueue::with_timer(&timer);
+    /// let keys: Vec<_> = (0..3).map(|i| small.insert(i, Duration::from_secs(60))).collect();
+    /// small.remove(&keys[1]);
+    /// small.compact();
+    /// assert_eq!((small.len(), small.capacity()), (2, 4)); // tokio-util: (2, 2)
     /// # }
     /// ```
     pub fn compact(&mut self) {
@@ -823,7 +844,8 @@ impl<T> DelayQueue<T> {
     }
 
     /// Releases the memory of the pages of slots at the end of the queue's
-    /// storage that hold no item. Cheaper than
+    /// storage that hold no item (trimming the first page to its last item
+    /// if the others are all released). Cheaper than
     /// [`compact`](DelayQueue::compact), which also releases empty pages
     /// between occupied ones.
     ///
@@ -864,6 +886,9 @@ impl<T> DelayQueue<T> {
     /// After linking an item: wakes the waiting task if the item changes
     /// what it waits for.
     fn wake_for(&mut self, placed: Placed) {
+        if placed == Placed::Due {
+            self.catch_up();
+        }
         if self.parked {
             match placed {
                 Placed::Due => self.wake_parked(),
@@ -887,13 +912,58 @@ impl<T> DelayQueue<T> {
         }
     }
 
+    /// What the sleep must be set for now that nothing is due: the tick to
+    /// store in `armed` and the sleep's deadline.
+    fn next_wake(&mut self) -> (u64, i64) {
+        match self.buckets.next_wake(&mut self.slab) {
+            Wake::At(tick) => (tick, self.buckets.boundary(tick)),
+            // Only items that never come due: the task still waits on the
+            // sleep (set for a deadline that never comes), not on a waker of
+            // the queue's own, so that removing the last item or clearing
+            // wakes it as at any tick, and so does the timer's shutdown,
+            // which only reaches the timer's entries.
+            Wake::Never => (ARMED_NEVER, i64::MAX),
+        }
+    }
+
+    /// After the earliest item may have left its tick (removed, or moved
+    /// later in place): moves the waiting task's sleep to what it waits for
+    /// now, so it is not woken for a tick with nothing due (tokio-util moves
+    /// its sleep too). A task that is not waiting sets the sleep on its next
+    /// poll.
+    fn rearm(&mut self) {
+        if !self.parked {
+            return;
+        }
+        let (tick, deadline) = self.next_wake();
+        // The sleep keeps its waker. On a shut-down timer the task was woken
+        // already.
+        if tick != self.armed
+            && Pin::new(&mut self.sleep)
+                .try_reset_offset(deadline, Some(i64::MIN))
+                .is_ok()
+        {
+            self.armed = tick;
+        }
+    }
+
+    /// Moves `seen` up to the clock, after linking an item as due. The due
+    /// list hands out its items ahead of every ring tick after `seen`, but
+    /// the clock may have passed such ticks since the queue last looked (an
+    /// advance with no poll); their items are due too, and earlier than the
+    /// new one, so they must count as due before it comes out.
+    fn catch_up(&mut self) {
+        let now = self.buckets.tick_floor(self.shared().now_offset());
+        self.seen = self.seen.max(now);
+    }
+
     /// Wakes the task waiting on the sleep now, by completing the sleep.
     fn wake_parked(&mut self) {
         if std::mem::take(&mut self.parked) {
             // A deadline at the clock's reading completes the sleep and wakes
             // its task; a shut-down timer has woken it already.
             let _ = Pin::new(&mut self.sleep).try_reset_offset(i64::MIN, Some(i64::MIN));
-            self.armed = u64::MAX;
+            self.armed = UNARMED;
         }
     }
 
@@ -905,6 +975,15 @@ impl<T> DelayQueue<T> {
         }
     }
 }
+
+/// [`DelayQueue::armed`] when the queue does not know what its sleep is set
+/// for. Above every tick (ticks stop at `i64::MAX` nanoseconds), so any tick
+/// compares earlier.
+const UNARMED: u64 = u64::MAX;
+
+/// [`DelayQueue::armed`] when the sleep is set for a deadline that never
+/// comes; also above every tick.
+const ARMED_NEVER: u64 = u64::MAX - 1;
 
 #[track_caller]
 fn stale_key(method: &str, key: &Key) -> ! {

@@ -147,6 +147,37 @@ impl<T> Page<T> {
         self.pairs.len() * 2
     }
 
+    /// Drops the pairs after the last one holding an item or a retired slot
+    /// (kept so that its last key is never handed out again), raising the
+    /// floor above every generation dropped. Returns `true` if it dropped
+    /// any. Only the first page is ever shorter than [`PAGE_LEN`], so only
+    /// it is trimmed.
+    fn trim(&mut self) -> bool {
+        let keep = self
+            .pairs
+            .iter()
+            .rposition(|pair| {
+                pair.slots
+                    .iter()
+                    .any(|slot| matches!(slot, Slot::Occupied(_)))
+                    || pair.generations.contains(&u32::MAX)
+            })
+            .map_or(0, |last| last + 1);
+        if keep == self.pairs.len() {
+            return false;
+        }
+        // Below u32::MAX: the retired slots are kept.
+        let highest = self.pairs[keep..]
+            .iter()
+            .flat_map(|pair| pair.generations)
+            .max()
+            .unwrap_or(self.floor);
+        self.floor = self.floor.max(highest + 1);
+        self.pairs.truncate(keep);
+        self.pairs.shrink_to_fit();
+        true
+    }
+
     fn slot(&self, offset: usize) -> Option<(&Slot<T>, u32)> {
         let pair = self.pairs.get(offset / 2)?;
         Some((&pair.slots[offset % 2], pair.generations[offset % 2]))
@@ -211,10 +242,18 @@ impl<T> Slab<T> {
     /// Grows until `additional` more items fit without allocating. Returns
     /// `false` if the index space ran out first.
     pub(super) fn reserve(&mut self, additional: usize) -> bool {
+        // Growth puts its new slots at the front of the free list; growing
+        // past free slots would hand out high indices first, which keeps
+        // pages from emptying and `compact` from trimming.
+        let mut reorder = false;
         while self.free_len < additional {
+            reorder |= self.free != NIL;
             if !self.grow() {
                 return false;
             }
+        }
+        if reorder {
+            self.rebuild_free_list();
         }
         true
     }
@@ -324,11 +363,16 @@ impl<T> Slab<T> {
 
     /// Releases the memory of pages that hold no item: only trailing ones
     /// when `anywhere` is false (`shrink_to_fit`), every one otherwise
-    /// (`compact`). Items never move, so every key stays valid.
+    /// (`compact`). The first page, the one page that is not always full
+    /// size, is also trimmed to its last item when it is reached. Items never
+    /// move, so every key stays valid.
     pub(super) fn release_empty_pages(&mut self, anywhere: bool) {
         let mut released = false;
-        for page in self.pages.iter_mut().rev() {
+        for (index, page) in self.pages.iter_mut().enumerate().rev() {
             if page.used != 0 {
+                if index == 0 {
+                    released |= page.trim();
+                }
                 if anywhere {
                     continue;
                 }
@@ -388,7 +432,8 @@ impl<T> Slab<T> {
         if let Some(first) = self.pages.first() {
             let len = first.slots();
             if len > 0 && len < PAGE_LEN {
-                self.extend_page(0, len * 2);
+                // A trimmed first page need not be a power of two.
+                self.extend_page(0, (len * 2).min(PAGE_LEN));
                 return true;
             }
         }
@@ -577,6 +622,51 @@ mod tests {
                 assert_eq!(slab.get(*key).is_some(), live.contains(key));
             }
         }
+    }
+
+    #[test]
+    fn compacting_trims_the_first_page_and_never_reissues_a_key() {
+        let mut slab = Slab::new();
+        let keys: Vec<_> = (0..6).map(|i| slab.insert(i, d(0)).unwrap()).collect();
+        assert_eq!(slab.capacity(), FIRST_PAGE_MIN);
+        for key in &keys[1..] {
+            slab.remove(key.index);
+        }
+        slab.release_empty_pages(true);
+        assert_eq!(slab.capacity(), 2, "trimmed to the pair of its last item");
+        // Regrowth doubles from there, and hands out none of the old keys.
+        for _ in 0..PAGE_LEN + 10 {
+            let key = slab.insert(9, d(0)).unwrap();
+            assert!(!keys.contains(&key), "{key:?} handed out twice");
+        }
+        assert_eq!(
+            slab.capacity(),
+            2 * PAGE_LEN,
+            "the first page stops at full size"
+        );
+        assert_eq!(slab.get(keys[0]).unwrap().value, 0);
+    }
+
+    #[test]
+    fn trimming_keeps_a_retired_slot() {
+        let mut slab = Slab::new();
+        let a = slab.insert(1u8, d(0)).unwrap();
+        let b = slab.insert(2, d(0)).unwrap();
+        let c = slab.insert(3, d(0)).unwrap();
+        slab.remove(c.index);
+        slab.set_generation(c.index, u32::MAX);
+        let last = slab.insert(4, d(0)).unwrap();
+        assert_eq!((last.index, last.generation), (c.index, u32::MAX));
+        slab.remove(last.index);
+        slab.remove(b.index);
+        slab.release_empty_pages(true);
+        // The pair holding the retired slot stays, so its key is never
+        // handed out again by a regrown slot.
+        assert_eq!(slab.capacity(), 4);
+        for _ in 0..20 {
+            assert_ne!(slab.insert(5, d(0)).unwrap(), last);
+        }
+        assert_eq!(slab.get(a).unwrap().value, 1);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 pub mod watchdog;
 
 #[allow(unused_imports)] // each test binary uses a different subset
-pub use watchdog::{current_thread, paused, Watchdog};
+pub use watchdog::{block_on_current_thread, block_on_paused, Watchdog};
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,11 +1,16 @@
-//! Watchdogs for integration tests that run a timer's driver: either the
-//! body runs on a thread of its own and the test fails if it has not
-//! returned within 30 s, or a [`Watchdog`] armed on the test's own thread
-//! aborts the test binary after 30 s (a `#[tokio::test]` body cannot be
-//! moved to another thread). A sleep that never fires (its driver on a runtime nobody drives, or
+//! Watchdogs for integration tests that run a timer's driver. A bug there
+//! tends to hang rather than fail (the driver loops, or a task is never
+//! woken and the paused clock has nowhere to go), and a hung test stalls CI
+//! instead of failing it. Either the body runs on a thread of its own and
+//! the test fails if it has not returned in time ([`within_30_s`],
+//! [`watched`]), or a [`Watchdog`] armed on the test's own thread aborts the
+//! test binary after 30 s (a `#[tokio::test]` body cannot be moved to
+//! another thread; [`block_on_paused`] wraps a runtime's whole life in one). A sleep that never fires (its driver on a runtime nobody drives, or
 //! a paused clock that never reaches it) then fails the test with a message
 //! instead of stalling CI.
 
+use std::future::Future;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
@@ -64,7 +69,7 @@ impl Watchdog {
 /// current-thread runtime, its clock paused at the start), under a
 /// [`Watchdog`] that stays armed until the runtime is gone: dropping the
 /// runtime fires the timer's driver one last time, after the body returned.
-pub fn paused<F: std::future::Future>(test: F) -> F::Output {
+pub fn block_on_paused<F: Future>(test: F) -> F::Output {
     let watchdog = Watchdog::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -80,7 +85,7 @@ pub fn paused<F: std::future::Future>(test: F) -> F::Output {
 /// Runs `test` as `#[tokio::test]` would (a current-thread runtime on the
 /// real clock, which the test may pause), under a [`Watchdog`] armed until
 /// the runtime is gone.
-pub fn current_thread<F: std::future::Future>(test: F) -> F::Output {
+pub fn block_on_current_thread<F: Future>(test: F) -> F::Output {
     let watchdog = Watchdog::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -90,4 +95,59 @@ pub fn current_thread<F: std::future::Future>(test: F) -> F::Output {
     drop(runtime);
     drop(watchdog);
     output
+}
+
+/// Runs `test` on a current-thread runtime with a paused clock (what
+/// `#[tokio::test(start_paused = true)]` builds), on a thread of its own,
+/// and fails if it has not finished after `watchdog` of real time (a stuck
+/// thread is left behind; the test binary exits anyway). A panic in `test`
+/// is the test's panic, so `#[should_panic(expected = ...)]` still works.
+pub fn paused<F, Fut>(name: &str, watchdog: Duration, test: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    let (done, result) = mpsc::channel();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            // `test()` runs inside the runtime, so it can build a `Timer`.
+            // The runtime is dropped inside the watched run too: dropping it
+            // fires the driver one last time.
+            let run = move || {
+                rt.block_on(async { test().await });
+                drop(rt);
+            };
+            let _ = done.send(catch_unwind(AssertUnwindSafe(run)));
+        })
+        .unwrap();
+    match result.recv_timeout(watchdog) {
+        Ok(Ok(())) => {}
+        Ok(Err(panic)) => resume_unwind(panic),
+        Err(_) => panic!(
+            "{name}: no result after {watchdog:?} of real time: the driver or a timer is stuck"
+        ),
+    }
+}
+
+/// Real time a short test may take before it counts as hung: each takes
+/// well under a second, even in a debug build on a loaded machine.
+pub const WATCHDOG: Duration = Duration::from_secs(60);
+
+/// [`paused`] under the calling test's name, with [`WATCHDOG`].
+pub fn watched<F, Fut>(test: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a paused test")
+        .to_owned();
+    paused(&name, WATCHDOG, test);
 }
