@@ -305,3 +305,63 @@ async fn drive(inner: &Arc<Inner>) {
         wake_up = !timer_fired;
     }
 }
+
+#[cfg(all(test, not(tickwheel_loom)))]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    use crate::wheel::watchdog::block_on_paused;
+    use crate::Timer;
+
+    /// Tasks alive on the current runtime: the driver is one while it runs.
+    fn tasks_alive() -> usize {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    }
+
+    /// With every `Timer` handle gone but a sleep never polled still alive,
+    /// the driver checks once a second whether it may retire, and retires at
+    /// the first check after that sleep is dropped (dropping a sleep that
+    /// never registered tells the driver nothing).
+    #[test]
+    fn an_orphaned_driver_retires_once_its_last_unpolled_sleep_is_gone() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let sleep = timer.sleep(Duration::from_secs(3600));
+            drop(timer);
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 1, "the driver runs while a sleep exists");
+            tokio::time::advance(Duration::from_secs(5)).await;
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 1, "the driver runs while a sleep exists");
+            drop(sleep);
+            tokio::time::advance(super::ORPHAN_RECHECK).await;
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 0, "the driver outlived its last sleep");
+        });
+    }
+
+    /// An orphaned driver whose only entries can never fire (a registered
+    /// `Duration::MAX` sleep) parks: it wakes neither every tick nor for the
+    /// once-a-second retirement check, which is for timers with nothing
+    /// registered.
+    #[test]
+    fn an_orphaned_driver_with_never_due_entries_parks() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let inner = timer.inner().clone();
+            let mut forever = tokio_test::task::spawn(timer.sleep(Duration::MAX));
+            tokio_test::assert_pending!(forever.poll());
+            drop(timer);
+            tokio::task::yield_now().await;
+            let before = inner.wakeups.load(Ordering::Relaxed);
+            tokio::time::advance(Duration::from_secs(60)).await;
+            tokio::task::yield_now().await;
+            assert_eq!(inner.wakeups.load(Ordering::Relaxed), before);
+            assert_eq!(tasks_alive(), 1, "registered: the driver stays");
+            assert!(!forever.is_woken());
+        });
+    }
+}
