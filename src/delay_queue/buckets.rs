@@ -127,6 +127,8 @@ pub(super) struct Buckets {
     /// Head of each bucket of the current and the next lap.
     ring: Box<[u32]>,
     occupied: Bitmap,
+    /// How many ring buckets are non-empty (the bits set in `occupied`).
+    busy_buckets: usize,
     geometry: Ring,
     /// Heads of the lists of later laps.
     overflow: BTreeMap<u64, u32>,
@@ -149,6 +151,7 @@ impl Buckets {
         Buckets {
             ring: vec![NIL; buckets].into_boxed_slice(),
             occupied: Bitmap::new(buckets),
+            busy_buckets: 0,
             geometry,
             overflow: BTreeMap::new(),
             never: NIL,
@@ -163,6 +166,13 @@ impl Buckets {
     /// The tick a deadline (signed nanoseconds from the origin) rounds up to.
     pub(super) fn tick_of(&self, offset: i64) -> u64 {
         tick_ceil(Clock::wheel_ns(offset), self.tick_ns)
+    }
+
+    /// Whether `deadline` rounds up to `tick` or earlier: `tick_of(deadline)
+    /// <= tick` without its division, for the paths every remove and reset
+    /// takes.
+    pub(super) fn due_by(&self, deadline: Deadline, tick: u64) -> bool {
+        Clock::wheel_ns(deadline.offset()) <= tick.saturating_mul(self.tick_ns)
     }
 
     /// The last tick whose boundary a clock reading `now` (an offset) has
@@ -197,7 +207,9 @@ impl Buckets {
         }
         if self.geometry.in_ring(self.elapsed, tick) {
             let bucket = self.geometry.bucket(tick);
-            self.ring[bucket] = push_front(slab, self.ring[bucket], index, List::Bucket(bucket));
+            let head = self.ring[bucket];
+            self.busy_buckets += usize::from(head == NIL);
+            self.ring[bucket] = push_front(slab, head, index, List::Bucket(bucket));
             self.occupied.set(bucket);
         } else {
             let lap = self.geometry.lap(tick);
@@ -224,6 +236,7 @@ impl Buckets {
                 self.ring[bucket] = next;
                 if next == NIL {
                     self.occupied.clear(bucket);
+                    self.busy_buckets -= 1;
                 }
             }
             Some(List::Overflow(low)) => {
@@ -384,6 +397,7 @@ impl Buckets {
     pub(super) fn clear(&mut self) {
         self.ring.fill(NIL);
         self.occupied = Bitmap::new(self.ring.len());
+        self.busy_buckets = 0;
         self.overflow.clear();
         self.never = NIL;
         self.due = NIL;
@@ -408,6 +422,28 @@ impl Buckets {
         lap
     }
 
+    /// Whether [`next_wake`](Buckets::next_wake) would still answer `tick`,
+    /// the tick it answered last, now that items have only left or moved
+    /// later since (neither makes an earlier tick busy). Answered without
+    /// searching the occupancy bitmap in the common cases, so a queue can
+    /// ask after every remove and reset: an item is due at `tick` (the head
+    /// of its ring bucket is linked for it, not for a later lap nor moved
+    /// later in place), or the ring is empty and `tick` is when the first
+    /// far lap moves in. `false` means "search".
+    pub(super) fn still_waits_for<T>(&self, slab: &Slab<T>, tick: u64) -> bool {
+        if self.geometry.in_ring(self.elapsed, tick) {
+            let head = self.ring[self.geometry.bucket(tick)];
+            if head != NIL && self.due_by(slab.at(head).deadline, tick) {
+                return true;
+            }
+        }
+        self.busy_buckets == 0
+            && self
+                .overflow
+                .first_key_value()
+                .is_some_and(|(&lap, _)| self.geometry.move_in_tick(lap) == tick)
+    }
+
     /// The first non-empty bucket after `elapsed`, and its tick.
     fn next_busy(&self) -> Option<(usize, u64)> {
         self.next_busy_after(self.elapsed)
@@ -416,6 +452,12 @@ impl Buckets {
     /// The first non-empty bucket of a tick after `after` (at least
     /// `elapsed`), and its tick.
     fn next_busy_after(&self, after: u64) -> Option<(usize, u64)> {
+        debug_assert_eq!(
+            self.busy_buckets == 0,
+            self.occupied.next_set(0).is_none(),
+            "{} busy buckets counted",
+            self.busy_buckets
+        );
         let from = self.geometry.bucket(after + 1);
         let bucket = self
             .occupied

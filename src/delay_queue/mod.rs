@@ -451,7 +451,9 @@ impl<T> DelayQueue<T> {
         if self.slab.len() == 0 {
             // A task waiting on the queue sees it empty (`Ready(None)`).
             self.wake_parked();
-        } else {
+        } else if self.buckets.due_by(item.deadline, self.armed) {
+            // It may have been the last item due at the tick the sleep is
+            // set for; an item due later cannot have been.
             self.rearm();
         }
         Some(self.expired(item.value, item.deadline, key))
@@ -527,8 +529,11 @@ impl<T> DelayQueue<T> {
         // is linked again when its bucket comes round. Nothing to wake: it
         // comes due later than before; but if it was what the waiting task
         // waits for, the sleep moves later.
+        let before = self.slab.at(key.index).deadline;
         if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
-            self.rearm();
+            if self.buckets.due_by(before, self.armed) {
+                self.rearm();
+            }
             return;
         }
         // Unlinked under the old deadline, which names its far lap.
@@ -932,7 +937,9 @@ impl<T> DelayQueue<T> {
     /// its sleep too). A task that is not waiting sets the sleep on its next
     /// poll.
     fn rearm(&mut self) {
-        if !self.parked {
+        // The common case, and the cheap check: the sleep is still set for
+        // the earliest tick.
+        if !self.parked || self.buckets.still_waits_for(&self.slab, self.armed) {
             return;
         }
         let (tick, deadline) = self.next_wake();
