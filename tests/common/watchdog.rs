@@ -70,25 +70,21 @@ impl Watchdog {
 /// [`Watchdog`] that stays armed until the runtime is gone: dropping the
 /// runtime fires the timer's driver one last time, after the body returned.
 pub fn block_on_paused<F: Future>(test: F) -> F::Output {
-    let watchdog = Watchdog::start();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread runtime");
-    let output = runtime.block_on(test);
-    drop(runtime);
-    drop(watchdog);
-    output
+    block_on_watched(true, test)
 }
 
 /// Runs `test` as `#[tokio::test]` would (a current-thread runtime on the
 /// real clock, which the test may pause), under a [`Watchdog`] armed until
 /// the runtime is gone.
 pub fn block_on_current_thread<F: Future>(test: F) -> F::Output {
+    block_on_watched(false, test)
+}
+
+fn block_on_watched<F: Future>(start_paused: bool, test: F) -> F::Output {
     let watchdog = Watchdog::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .start_paused(start_paused)
         .build()
         .expect("a current-thread runtime");
     let output = runtime.block_on(test);
