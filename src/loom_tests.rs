@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-use loom::sync::atomic::AtomicUsize;
+use loom::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::clock::Clock;
 use crate::shard::{Polled, Shard};
@@ -296,5 +296,40 @@ fn loom_doorbell_never_loses_a_ring() {
             assert!(bell.poll_rung(&mut cx).is_ready());
         }
         assert!(bell.poll_rung(&mut cx).is_pending(), "one ring, seen once");
+    });
+}
+
+/// The driver task forgets stale rings (`clear`) just before it re-arms,
+/// while the hook may ring on another thread: a ring that comes after the
+/// clear is never forgotten, so a fire of the new arm always reaches the
+/// task (seen, or its waker woken); one that came before may be.
+#[test]
+fn loom_doorbell_clear_never_forgets_a_later_ring() {
+    loom::model(|| {
+        let bell = Arc::new(crate::doorbell::Doorbell::new());
+        let (count, waker) = counter();
+        let mut cx = std::task::Context::from_waker(&waker);
+        // The task waits on the bell (its waker is registered), then clears
+        // it before re-arming, while the hook rings.
+        assert!(bell.poll_rung(&mut cx).is_pending());
+        let cleared = Arc::new(AtomicBool::new(false));
+        let hook = {
+            let (bell, cleared) = (bell.clone(), cleared.clone());
+            loom::thread::spawn(move || {
+                let after_clear = cleared.load(Ordering::SeqCst);
+                bell.ring();
+                after_clear
+            })
+        };
+        bell.clear();
+        cleared.store(true, Ordering::SeqCst);
+        let rang_after_clear = hook.join().unwrap();
+        let seen = bell.poll_rung(&mut cx).is_ready();
+        if rang_after_clear {
+            assert!(seen, "a ring after the clear was forgotten");
+        }
+        // Either way the ring woke the task that waited: a clear forgets
+        // the flag, not the waker.
+        assert_eq!(wakes(&count), 1, "the waiting task was not woken");
     });
 }
