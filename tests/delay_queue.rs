@@ -763,3 +763,68 @@ fn new_uses_the_runtimes_default_timer() {
 fn new_outside_a_runtime_panics() {
     let _queue: DelayQueue<u8> = DelayQueue::new();
 }
+
+/// A task waiting on the queue (it polled, and does not poll again until
+/// woken) is woken at the tick of an item inserted earlier than what it
+/// waited for, as tokio-util moves its sleep: the queue moves its one timer
+/// entry, which keeps the task's waker.
+#[test]
+fn an_earlier_insert_wakes_the_waiting_task_at_its_tick() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert(1, ms(500));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.insert(2, ms(100));
+        advance(ms(90)).await;
+        assert!(!waiting.is_woken(), "woken before the earlier item is due");
+        advance(ms(10)).await;
+        assert!(
+            waiting.is_woken(),
+            "not woken when the earlier item came due"
+        );
+        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(*assert_ready!(expired).unwrap().get_ref(), 2);
+    });
+}
+
+/// An item inserted later than what the waiting task waits for leaves its
+/// wake-up where it was: the task is woken when the earlier item is due.
+#[test]
+fn a_later_insert_keeps_the_waiting_tasks_earlier_wake_up() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert(1, ms(100));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.insert(2, ms(500));
+        advance(ms(100)).await;
+        assert!(
+            waiting.is_woken(),
+            "not woken when the earlier item came due"
+        );
+        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(*assert_ready!(expired).unwrap().get_ref(), 1);
+    });
+}
+
+/// `is_empty` and `len` agree through inserts, removes and a drain.
+#[test]
+fn is_empty_follows_the_items() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        assert!(queue.is_empty());
+        let key = queue.insert("a", ms(10));
+        assert!(!queue.is_empty());
+        queue.remove(&key);
+        assert!(queue.is_empty());
+        queue.insert("b", ms(10));
+        assert!(!queue.is_empty());
+        queue.next().await.unwrap();
+        assert!(queue.is_empty());
+        assert_eq!(queue.len(), 0);
+    });
+}
