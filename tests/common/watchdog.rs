@@ -20,9 +20,9 @@ use std::time::Duration;
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// Runs `body` on a thread of its own and returns what it returns; panics
-/// if the body panicked (its own message is printed above), or if it is
-/// still running after 30 s (the thread is left behind: a running thread
-/// cannot be stopped, and the test process ends after the run anyway).
+/// if the body panicked (its own message is printed above), and ends the
+/// test binary if it is still running after 30 s (a running thread cannot
+/// be stopped otherwise).
 pub fn within_30_s<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> T {
     let (done, finished) = mpsc::channel();
     std::thread::spawn(move || {
@@ -36,7 +36,12 @@ pub fn within_30_s<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static)
             panic!("an assertion failed on the watched thread (see its message above)")
         }
         Err(RecvTimeoutError::Timeout) => {
-            panic!("still running after {LIMIT:?}: a timer never fired or a driver never yielded")
+            // As in `paused`: a thread left spinning would slow or hang the
+            // rest of the run, so the binary ends here.
+            eprintln!(
+                "still running after {LIMIT:?}: a timer never fired or a driver never yielded"
+            );
+            std::process::abort();
         }
     }
 }
@@ -95,8 +100,8 @@ fn block_on_watched<F: Future>(start_paused: bool, test: F) -> F::Output {
 
 /// Runs `test` on a current-thread runtime with a paused clock (what
 /// `#[tokio::test(start_paused = true)]` builds), on a thread of its own,
-/// and fails if it has not finished after `watchdog` of real time (a stuck
-/// thread is left behind; the test binary exits anyway). A panic in `test`
+/// and ends the test binary if it has not finished after `watchdog` of real
+/// time (a stuck thread cannot be stopped otherwise). A panic in `test`
 /// is the test's panic, so `#[should_panic(expected = ...)]` still works.
 pub fn paused<F, Fut>(name: &str, watchdog: Duration, test: F)
 where
@@ -125,15 +130,21 @@ where
     match result.recv_timeout(watchdog) {
         Ok(Ok(())) => {}
         Ok(Err(panic)) => resume_unwind(panic),
-        Err(_) => panic!(
-            "{name}: no result after {watchdog:?} of real time: the driver or a timer is stuck"
-        ),
+        Err(_) => {
+            // The stuck thread cannot be stopped, and left spinning it would
+            // slow every later test (and hang each that meets the same bug):
+            // end the test binary, which fails the run at once.
+            eprintln!(
+                "{name}: no result after {watchdog:?} of real time: the driver or a timer is stuck"
+            );
+            std::process::abort();
+        }
     }
 }
 
 /// Real time a short test may take before it counts as hung: each takes
 /// well under a second, even in a debug build on a loaded machine.
-pub const WATCHDOG: Duration = Duration::from_secs(60);
+pub const WATCHDOG: Duration = Duration::from_secs(30);
 
 /// [`paused`] under the calling test's name, with [`WATCHDOG`].
 pub fn watched<F, Fut>(test: F)
