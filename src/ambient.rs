@@ -406,6 +406,40 @@ mod tests {
         registry().iter().any(|(id, _)| *id == runtime)
     }
 
+    /// A default timer's driver task waits out its runtime only while the
+    /// timer is that runtime's registered default (so the entry goes with
+    /// the runtime); one that is not registered, such as the loser of two
+    /// threads racing to start the default, ends when it is shut down, even
+    /// beside the runtime's registered default.
+    #[test]
+    fn an_unregistered_default_drivers_task_ends_at_shutdown() {
+        within_30_s(|| {
+            let rt = current_thread();
+            let runtime = rt.handle().id();
+            rt.block_on(async {
+                let default = Timer::current();
+                let alive = || {
+                    tokio::runtime::Handle::current()
+                        .metrics()
+                        .num_alive_tasks()
+                };
+                tokio::task::yield_now().await;
+                assert_eq!(alive(), 1, "the registered default's driver");
+                let config = Builder::new().validate().unwrap();
+                let handle = tokio::runtime::Handle::current();
+                let loser =
+                    Timer::start_with(config, &handle, |inner| default_driver(runtime, inner));
+                tokio::task::yield_now().await;
+                assert_eq!(alive(), 2);
+                loser.shutdown();
+                tokio::task::yield_now().await;
+                tokio::task::yield_now().await;
+                assert_eq!(alive(), 1, "the unregistered driver's task is still alive");
+                assert!(!default.is_shutdown());
+            });
+        });
+    }
+
     /// A runtime's entry goes when the runtime does, and with it the timer
     /// (nothing but the weak references of a thread's cache remain).
     #[test]
