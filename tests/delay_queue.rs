@@ -828,3 +828,80 @@ fn is_empty_follows_the_items() {
         assert_eq!(queue.len(), 0);
     });
 }
+
+/// `Debug` shows the queue's state: its items, the last tick it processed,
+/// and whether a task waits on it.
+#[test]
+fn debug_shows_len_the_processed_tick_and_a_waiting_task() {
+    watched(|| async {
+        let timer = Timer::new(); // 10 ms ticks
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert("a", ms(30));
+        queue.insert("b", ms(500));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        let shown = format!("{queue:?}");
+        assert!(shown.contains("len: 2"), "{shown}");
+        assert!(shown.contains("waiting: true"), "{shown}");
+        advance(ms(30)).await;
+        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "a");
+        let shown = format!("{queue:?}");
+        assert!(shown.contains("len: 1"), "{shown}");
+        assert!(shown.contains("elapsed_tick: 3,"), "{shown}");
+        assert!(shown.contains("waiting: false"), "{shown}");
+    });
+}
+
+/// The task woken by the next insert into an empty queue is the one that
+/// polled it last, as with tokio-util's: a queue handed from one task to
+/// another wakes the new one.
+#[test]
+fn an_insert_into_an_empty_queue_wakes_the_task_that_polled_it_last() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue: DelayQueue<u32> = DelayQueue::with_timer(&timer);
+        let mut first = task::spawn(());
+        let mut second = task::spawn(());
+        assert!(first.enter(|cx, _| queue.poll_expired(cx)).is_ready());
+        assert!(second.enter(|cx, _| queue.poll_expired(cx)).is_ready());
+        queue.insert(1, ms(10));
+        assert!(second.is_woken(), "the task that polled last was not woken");
+        assert!(!first.is_woken());
+    });
+}
+
+/// Ticks end where the timer's clock does (`i64::MAX` ns from its origin,
+/// about 292 years): an item due on the last tick a clock can reach comes
+/// out there, and one past it (but short of saturating) never does, and
+/// never makes the waiting task spin or wake.
+#[test]
+fn the_last_reachable_tick_comes_due_and_the_one_after_never_does() {
+    watched(|| async {
+        const TICK_NS: u64 = 10_000_000;
+        let last_boundary = i64::MAX as u64 / TICK_NS * TICK_NS;
+        let timer = Timer::new();
+        let origin = Instant::now();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let last = origin + Duration::from_nanos(last_boundary);
+        queue.insert_at("last", last);
+        queue.insert_at("past", last + Duration::from_nanos(1));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(last - Instant::now() - ms(10)).await;
+        // (Woken on the way, where the far item's lap moved into the ring.)
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(10)).await;
+        assert!(waiting.is_woken(), "the last reachable tick never came due");
+        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "last");
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(Duration::from_secs(365 * 24 * 3600)).await;
+        assert!(
+            !waiting.is_woken(),
+            "an item past the last tick woke the task"
+        );
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert_eq!(queue.len(), 1);
+    });
+}
