@@ -905,3 +905,44 @@ fn the_last_reachable_tick_comes_due_and_the_one_after_never_does() {
         assert_eq!(queue.len(), 1);
     });
 }
+
+/// The other way round: an item inserted with a passed deadline earlier
+/// than items still in the ring that the clock has passed comes out before
+/// them.
+#[test]
+fn a_passed_insert_earlier_than_passed_ring_items_comes_out_first() {
+    watched(|| async {
+        let timer = Timer::new(); // 10 ms ticks
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        queue.insert_at("ring", start + ms(25));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(40)).await;
+        queue.insert_at("passed", start + ms(12));
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), ["passed", "ring"]);
+        assert!(ended);
+    });
+}
+
+/// Removing the last of several passed items keeps the rest in deadline
+/// order with a later passed insert: the queue's end of that list follows
+/// the removal.
+#[test]
+fn removing_the_last_passed_item_keeps_later_passed_inserts_in_order() {
+    watched(|| async {
+        let timer = Timer::new(); // 10 ms ticks
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        advance(ms(50)).await;
+        queue.insert_at(10, start + ms(10));
+        queue.insert_at(20, start + ms(20));
+        let last = queue.insert_at(30, start + ms(30));
+        queue.remove(&last);
+        queue.insert_at(40, start + ms(40));
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), [10, 20, 40]);
+        assert!(ended);
+    });
+}
