@@ -946,3 +946,112 @@ fn removing_the_last_passed_item_keeps_later_passed_inserts_in_order() {
         assert!(ended);
     });
 }
+
+/// A poll that finds nothing due marks every tick up to the clock processed
+/// (what `Debug` shows as `elapsed_tick`), so later inserts and wake-ups
+/// start from there.
+#[test]
+fn a_poll_with_nothing_due_marks_the_passed_ticks_processed() {
+    watched(|| async {
+        let timer = Timer::new(); // 10 ms ticks
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert("later", ms(500));
+        advance(ms(100)).await;
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        let shown = format!("{queue:?}");
+        assert!(shown.contains("elapsed_tick: 10,"), "{shown}");
+    });
+}
+
+/// `peek` names exactly the item `poll_expired` hands out next, also among
+/// items of one tick, and when an item inserted with a passed deadline waits
+/// beside earlier ring items the clock has passed (as tokio-util's `peek`
+/// names what comes out next).
+#[test]
+fn peek_is_what_comes_out_next_among_ties_and_passed_items() {
+    watched(|| async {
+        let timer = Timer::new(); // 10 ms ticks
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        for i in 0..3 {
+            queue.insert_at(i, start + ms(20));
+        }
+        queue.insert_at(9, start + ms(25));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(40)).await;
+        queue.insert_at(5, start + ms(35)); // passed, after the ring's items
+        while let Some(next) = queue.peek() {
+            let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+            let expired = assert_ready!(expired).unwrap();
+            assert_eq!(
+                expired.key(),
+                next,
+                "peek named another item than {}",
+                expired.get_ref()
+            );
+        }
+        assert!(queue.is_empty());
+    });
+}
+
+/// An item waiting in the due list (its deadline passed, not yet taken
+/// out) and reset to a later deadline waits for that deadline.
+#[test]
+fn a_passed_item_reset_later_waits_for_its_new_deadline() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let key = queue.insert("x", Duration::ZERO);
+        queue.reset(&key, ms(100));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        advance(ms(100)).await;
+        assert!(waiting.is_woken());
+        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "x");
+    });
+}
+
+/// Far items (laps beyond the ring) removed by key: the queue finds the lap
+/// of a list head from the low bits it keeps, including two laps 2^30 laps
+/// (about 174 years on 10 ms x 512) apart that share those bits.
+#[test]
+fn far_items_are_removed_from_their_own_lap() {
+    watched(|| async {
+        const LAP: Duration = Duration::from_millis(10 * 512);
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        let near = start + Duration::from_secs(30);
+        let far = near + LAP * (1 << 30);
+        let a = queue.insert_at("a", near);
+        let b = queue.insert_at("b", far);
+        let c = queue.insert_at("c", start + Duration::from_secs(60));
+        assert_eq!(*queue.remove(&b).get_ref(), "b");
+        assert_eq!(*queue.remove(&c).get_ref(), "c");
+        assert_eq!(queue.deadline(&a), near);
+        assert_eq!(*queue.next().await.unwrap().get_ref(), "a");
+        assert_eq!(Instant::now(), near);
+        assert!(queue.is_empty());
+    });
+}
+
+/// Removing the last near item while a far one remains moves the waiting
+/// task's wake-up to the far item's: it is not woken at the removed item's
+/// tick with nothing due.
+#[test]
+fn removing_the_last_near_item_moves_the_wake_up_to_the_far_one() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let near = queue.insert("near", ms(100));
+        queue.insert("far", Duration::from_secs(30));
+        let mut waiting = task::spawn(());
+        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        queue.remove(&near);
+        advance(ms(100)).await;
+        assert!(!waiting.is_woken(), "woken at the removed item's tick");
+    });
+}
