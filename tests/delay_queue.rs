@@ -1055,3 +1055,21 @@ fn removing_the_last_near_item_moves_the_wake_up_to_the_far_one() {
         assert!(!waiting.is_woken(), "woken at the removed item's tick");
     });
 }
+
+/// Passed items inserted out of order come out in deadline order, also one
+/// that belongs between two others.
+#[test]
+fn passed_inserts_out_of_order_come_out_in_deadline_order() {
+    watched(|| async {
+        let timer = Timer::new(); // 10 ms ticks
+        let mut queue = DelayQueue::with_timer(&timer);
+        let start = Instant::now();
+        advance(ms(100)).await;
+        for at in [10, 30, 40, 20, 50] {
+            queue.insert_at(at, start + ms(at));
+        }
+        let (out, ended) = drain(&mut queue).await;
+        assert_eq!(values(&out), [10, 20, 30, 40, 50]);
+        assert!(ended);
+    });
+}

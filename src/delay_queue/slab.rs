@@ -514,6 +514,27 @@ mod tests {
         Deadline::new(offset)
     }
 
+    /// Every index stays below `NIL` (which ends the lists): the page that
+    /// would hold `NIL` is never grown, so the slab is full one page short
+    /// of 2^20 pages. Retired pages stand in for the ones before (32 MB of
+    /// page headers instead of a billion items).
+    #[test]
+    fn the_slab_is_full_before_an_index_reaches_nil() {
+        let pages_below_nil = (NIL >> PAGE_SHIFT) as usize; // 2^20 - 1
+        let mut slab: Slab<u8> = Slab::new();
+        slab.pages = (0..pages_below_nil - 1)
+            .map(|_| Page::released(u32::MAX))
+            .collect();
+        for _ in 0..PAGE_LEN {
+            let key = slab.insert(0, d(1)).expect("the last page has room");
+            assert!(key.index < NIL, "index {} reaches NIL", key.index);
+        }
+        assert!(
+            slab.insert(0, d(1)).is_none(),
+            "grew the page that holds NIL"
+        );
+    }
+
     #[test]
     fn a_slot_holding_a_u64_and_its_generation_take_28_bytes() {
         assert_eq!(std::mem::size_of::<Slot<u64>>(), 24);
