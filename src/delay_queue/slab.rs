@@ -615,6 +615,94 @@ mod tests {
         assert_eq!(slab.capacity() % PAGE_LEN, 0);
     }
 
+    /// The first page doubles (8, 16, 32, ... 1024 slots), and every page
+    /// allocates exactly its slots: the bytes `Debug` and the README quote
+    /// per item are the pairs in use, with no spare capacity.
+    #[test]
+    fn the_first_page_doubles_and_every_page_allocates_exactly_its_slots() {
+        let pair = std::mem::size_of::<Pair<u64>>();
+        let mut slab = Slab::new();
+        assert_eq!(slab.allocated_bytes(), 0);
+        let mut expected = FIRST_PAGE_MIN;
+        for i in 0..=PAGE_LEN as u64 {
+            slab.insert(i, d(0)).unwrap();
+            if slab.len() > expected {
+                expected = if expected < PAGE_LEN {
+                    expected * 2
+                } else {
+                    expected + PAGE_LEN
+                };
+            }
+            assert_eq!(slab.capacity(), expected, "after {} items", slab.len());
+            assert_eq!(
+                slab.allocated_bytes(),
+                expected / 2 * pair,
+                "after {} items",
+                slab.len()
+            );
+        }
+        assert_eq!(slab.capacity(), 2 * PAGE_LEN);
+    }
+
+    /// `reserve` grows only past the free slots it has, and after growing
+    /// hands out the lowest free slots first (so pages can empty again and
+    /// `compact` can trim).
+    #[test]
+    fn reserve_grows_only_when_needed_and_keeps_the_lowest_slots_first() {
+        let mut slab = Slab::new();
+        slab.insert(0u64, d(0)).unwrap();
+        let free = slab.capacity() - slab.len();
+        assert!(slab.reserve(free));
+        assert_eq!(slab.capacity(), FIRST_PAGE_MIN, "grew with room to spare");
+        assert!(slab.reserve(free + 1));
+        assert_eq!(slab.capacity(), 2 * FIRST_PAGE_MIN);
+        let next = slab.insert(1, d(0)).unwrap();
+        assert_eq!(next.index, 1, "the lowest free slot comes first");
+    }
+
+    /// A page released by compaction is grown again before any new page is
+    /// added, so compacting and regrowing never uses up the index space.
+    #[test]
+    fn a_released_page_is_grown_again_before_a_new_one() {
+        let mut slab = Slab::new();
+        let keys: Vec<_> = (0..2 * PAGE_LEN as u64)
+            .map(|i| slab.insert(i, d(0)).unwrap())
+            .collect();
+        for key in &keys[PAGE_LEN..] {
+            slab.remove(key.index);
+        }
+        slab.release_empty_pages(true);
+        assert_eq!(slab.capacity(), PAGE_LEN);
+        for i in 0..PAGE_LEN as u64 {
+            slab.insert(i, d(0)).unwrap();
+        }
+        assert_eq!(
+            slab.pages.len(),
+            2,
+            "a new page instead of the released one"
+        );
+    }
+
+    /// A first page trimmed to a length that is not a power of two (6
+    /// slots) doubles back and stops at exactly a full page, allocating no
+    /// more than its slots (768 -> 1024 slots, not 1536).
+    #[test]
+    fn a_trimmed_first_page_regrows_to_exactly_a_page() {
+        let pair = std::mem::size_of::<Pair<u64>>();
+        let mut slab = Slab::new();
+        let keys: Vec<_> = (0..8u64).map(|i| slab.insert(i, d(0)).unwrap()).collect();
+        for key in keys.iter().filter(|key| key.index != 5) {
+            slab.remove(key.index);
+        }
+        slab.release_empty_pages(true);
+        assert_eq!(slab.capacity(), 6);
+        while slab.capacity() < PAGE_LEN {
+            slab.insert(0, d(0)).unwrap();
+            assert_eq!(slab.allocated_bytes(), slab.capacity() / 2 * pair);
+        }
+        assert_eq!(slab.capacity(), PAGE_LEN);
+    }
+
     #[test]
     fn keys_stay_unique_through_compaction_and_regrowth() {
         let mut slab = Slab::new();
