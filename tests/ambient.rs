@@ -41,6 +41,7 @@ fn paused_runtime() -> tokio::runtime::Runtime {
 /// runtime's timer only, and one runtime ending leaves the other's alive.
 #[test]
 fn two_runtimes_side_by_side_get_different_timers() {
+    let _watchdog = common::Watchdog::start();
     let (a, b) = (paused_runtime(), paused_runtime());
     let timer_a = a.block_on(async { Timer::current() });
     let timer_b = b.block_on(async { Timer::current() });
@@ -67,6 +68,7 @@ fn two_runtimes_side_by_side_get_different_timers() {
 /// functions, never see each other's timer.
 #[test]
 fn runtimes_on_two_threads_use_their_own_timers() {
+    let _watchdog = common::Watchdog::start();
     let threads: Vec<_> = [3u64, 7]
         .into_iter()
         .map(|n| {
@@ -94,6 +96,7 @@ fn runtimes_on_two_threads_use_their_own_timers() {
 /// once its runtime has ended.
 #[test]
 fn consecutive_runtimes_each_get_a_live_timer() {
+    let _watchdog = common::Watchdog::start();
     let mut previous: Option<Timer> = None;
     for _ in 0..5 {
         let rt = paused_runtime();
@@ -118,6 +121,7 @@ fn consecutive_runtimes_each_get_a_live_timer() {
 /// A multi-thread runtime's tasks, on either worker, share its one timer.
 #[test]
 fn a_multi_thread_runtime_has_one_timer_for_every_worker() {
+    let _watchdog = common::Watchdog::start();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -225,6 +229,7 @@ fn a_local_set_driven_by_one_runtime_then_another_uses_the_current_ones_timer() 
 
 #[test]
 fn an_installed_timer_is_the_runtimes_default() {
+    let _watchdog = common::Watchdog::start();
     let rt = paused_runtime();
     let installed = Timer::builder()
         .tick(ms(1))
@@ -253,6 +258,7 @@ fn an_installed_timer_is_the_runtimes_default() {
 
 #[test]
 fn installing_from_inside_the_runtime_uses_it() {
+    let _watchdog = common::Watchdog::start();
     let rt = paused_runtime();
     rt.block_on(async {
         Timer::builder().tick(ms(2)).install().unwrap();
@@ -265,6 +271,7 @@ fn installing_from_inside_the_runtime_uses_it() {
 /// default stays as it was.
 #[test]
 fn a_late_install_is_refused() {
+    let _watchdog = common::Watchdog::start();
     let used = paused_runtime();
     used.block_on(async { time::sleep(ms(10)).await });
     let late = Timer::builder()
@@ -293,6 +300,7 @@ fn a_late_install_is_refused() {
 
 #[test]
 fn installing_outside_a_runtime_needs_one() {
+    let _watchdog = common::Watchdog::start();
     assert_eq!(
         Timer::builder().install().unwrap_err(),
         BuildError::NoRuntime
@@ -305,24 +313,28 @@ fn installing_outside_a_runtime_needs_one() {
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn sleep_outside_a_runtime_panics() {
+    let _watchdog = common::Watchdog::start();
     drop(time::sleep(ms(10)));
 }
 
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn timeout_outside_a_runtime_panics() {
+    let _watchdog = common::Watchdog::start();
     drop(time::timeout(ms(10), async {}));
 }
 
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn interval_outside_a_runtime_panics() {
+    let _watchdog = common::Watchdog::start();
     let _ = time::interval(ms(10));
 }
 
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn current_outside_a_runtime_panics() {
+    let _watchdog = common::Watchdog::start();
     let _ = Timer::current();
 }
 
@@ -330,6 +342,7 @@ fn current_outside_a_runtime_panics() {
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn sleep_after_the_runtime_ended_panics() {
+    let _watchdog = common::Watchdog::start();
     let rt = paused_runtime();
     rt.block_on(async { time::sleep(ms(10)).await });
     drop(rt);
@@ -338,6 +351,7 @@ fn sleep_after_the_runtime_ended_panics() {
 
 #[test]
 fn try_current_reports_a_missing_runtime() {
+    let _watchdog = common::Watchdog::start();
     let err = Timer::try_current().unwrap_err();
     assert!(err.is_missing_context());
     assert!(!err.is_time_disabled());
@@ -348,6 +362,7 @@ fn try_current_reports_a_missing_runtime() {
 /// functions panic with tokio's own message, as `tokio::time::sleep` does.
 #[test]
 fn a_runtime_without_time_has_no_default_timer() {
+    let _watchdog = common::Watchdog::start();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -507,6 +522,7 @@ async fn the_module_names_tokios_types() {
 #[test]
 #[should_panic(expected = "the timer has shut down")]
 fn a_shut_down_default_timer_refuses_new_waits() {
+    let _watchdog = common::Watchdog::start();
     let rt = paused_runtime();
     rt.block_on(async {
         Timer::current().shutdown();

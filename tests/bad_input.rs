@@ -206,12 +206,14 @@ async fn the_driver_survives_every_extreme_input() {
 
 #[test]
 fn building_outside_a_runtime_is_an_error() {
+    let _watchdog = common::Watchdog::start();
     assert_eq!(Timer::builder().build().unwrap_err(), BuildError::NoRuntime);
 }
 
 #[test]
 #[should_panic(expected = "must be called from within a Tokio runtime")]
 fn new_outside_a_runtime_panics_with_a_clear_message() {
+    let _watchdog = common::Watchdog::start();
     let _ = Timer::new();
 }
 

@@ -761,6 +761,7 @@ fn new_uses_the_runtimes_default_timer() {
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn new_outside_a_runtime_panics() {
+    let _watchdog = common::Watchdog::start();
     let _queue: DelayQueue<u8> = DelayQueue::new();
 }
 

@@ -320,6 +320,7 @@ proptest! {
 /// driver's.
 #[test]
 fn an_odd_tick_queue_wakes_its_task_at_the_boundary() {
+    let _watchdog = common::Watchdog::start();
     use Op::*;
     run_model(
         512,

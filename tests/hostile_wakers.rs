@@ -105,6 +105,7 @@ fn reentrant_waker() -> Waker {
 /// thread deadlocked on that lock (and with it the driver).
 #[test]
 fn a_waker_whose_clone_calls_into_the_timer_does_not_deadlock() {
+    let _watchdog = common::Watchdog::start();
     let (rt, timer) = common::runtime_with_timer(0);
     let _ = REENTERED.set(timer.clone());
     let (done, finished) = mpsc::channel();

@@ -88,6 +88,7 @@ async fn a_million_concurrent_sleeps_all_fire() {
 /// they do not share a lock.)
 #[test]
 fn many_threads_register_and_cancel_concurrently() {
+    let _watchdog = common::Watchdog::start();
     let (_rt, timer) = common::runtime_with_timer(2);
     let threads: Vec<_> = (0..4)
         .map(|_| {

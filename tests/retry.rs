@@ -295,6 +295,7 @@ async fn dropping_a_waiting_retry_frees_its_wheel_entry() {
 
 #[test]
 fn a_retry_is_send_when_its_parts_are() {
+    let _watchdog = common::Watchdog::start();
     fn assert_send<T: Send>(_: &T) {}
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()

@@ -201,6 +201,7 @@ async fn shutdown_before_the_deadline_cancels_the_task() {
 
 #[test]
 fn cancel_races_with_the_deadline_on_a_multi_thread_runtime() {
+    let _watchdog = common::Watchdog::start();
     // No paused clock here: real threads race `cancel` against the start.
     // Whatever the interleaving, the run happened iff cancel returned false.
     let (rt, timer) = common::runtime_with_timer(2);

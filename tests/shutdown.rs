@@ -151,6 +151,7 @@ async fn a_sleep_loop_on_a_shut_down_timer_fails_loudly_instead_of_spinning() {
 /// must fail loudly. Before, a 200 ms sleep there returned after 630 ns.
 #[test]
 fn a_timer_whose_runtime_ended_fails_loudly_in_the_next_runtime() {
+    let _watchdog = common::Watchdog::start();
     use std::sync::OnceLock;
     static TIMER: OnceLock<Timer> = OnceLock::new();
 
@@ -245,6 +246,7 @@ async fn a_deadline_reached_by_shutdown_time_is_elapsed_and_a_later_one_is_cut_s
 /// that task is woken and its sleep completes instead of hanging.
 #[test]
 fn dropping_the_driver_runtime_wakes_waiters_elsewhere() {
+    let _watchdog = common::Watchdog::start();
     let (rt, timer) = common::runtime_with_timer(0);
     let (tx, rx) = mpsc::channel();
     let waiter = {
@@ -280,6 +282,7 @@ fn dropping_the_driver_runtime_wakes_waiters_elsewhere() {
 
 #[test]
 fn sleeps_work_on_other_executors() {
+    let _watchdog = common::Watchdog::start();
     let (_rt, timer) = common::runtime_with_timer(1);
     let start = Instant::now();
     futures::executor::block_on(timer.sleep(Duration::from_millis(50)));
@@ -334,6 +337,7 @@ async fn a_panicking_waker_does_not_stop_the_driver() {
 /// sleep on it would wait forever.
 #[test]
 fn a_driver_that_never_ran_still_shuts_the_timer_down() {
+    let _watchdog = common::Watchdog::start();
     let (rt, timer) = common::runtime_with_timer(0);
     let sleep = timer.sleep(Duration::from_millis(20));
     drop(rt); // the driver task was spawned but never polled
@@ -350,6 +354,7 @@ fn a_driver_that_never_ran_still_shuts_the_timer_down() {
 
 #[test]
 fn building_on_a_dead_runtime_gives_a_shut_down_timer() {
+    let _watchdog = common::Watchdog::start();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -441,6 +446,7 @@ async fn shutdown_with_a_hundred_thousand_pending_wakes_every_one() {
 
 #[test]
 fn dropping_the_runtime_with_a_hundred_thousand_pending_wakes_every_one() {
+    let _watchdog = common::Watchdog::start();
     const N: u64 = 100_000;
     let (rt, timer) = common::runtime_with_timer(0);
     // Registered from this thread, outside the runtime.
@@ -454,6 +460,7 @@ fn dropping_the_runtime_with_a_hundred_thousand_pending_wakes_every_one() {
 
 #[test]
 fn a_sleep_polled_after_its_timer_and_runtime_are_gone_completes() {
+    let _watchdog = common::Watchdog::start();
     let (rt, timer) = common::runtime_with_timer(2);
     let mut registered = timer.sleep(Duration::from_secs(3600));
     let (counter, waker) = CountingWaker::new();

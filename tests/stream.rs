@@ -608,5 +608,6 @@ async fn the_tokio_stream_names_use_the_default_timer() {
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn the_default_timer_forms_panic_outside_a_runtime() {
+    let _watchdog = common::Watchdog::start();
     let _ = StreamTimerExt::timeout(futures::stream::pending::<()>(), MS);
 }

@@ -645,6 +645,7 @@ async fn a_sleep_polled_by_the_advancing_task_stays_pending_before_its_deadline(
 /// sleep ends on the first tick boundary at or after its deadline.
 #[test]
 fn paused_runs_are_deterministic() {
+    let _watchdog = common::Watchdog::start();
     fn run(seed: u64) -> Vec<Duration> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -1234,6 +1235,7 @@ fn timer_on(rt: &tokio::runtime::Runtime) -> Timer {
 /// or in a spawned task completes, never before its deadline.
 #[test]
 fn sleeps_complete_on_every_runtime_flavour() {
+    let _watchdog = common::Watchdog::start();
     for (name, rt) in runtimes() {
         let timer = timer_on(&rt);
         rt.block_on(async {
@@ -1290,6 +1292,7 @@ impl<F: Future<Output = ()> + Unpin> Future for SelfWaking<F> {
 /// a sleep does not keep the driver from firing it.
 #[test]
 fn a_busy_task_still_sees_its_sleep_complete() {
+    let _watchdog = common::Watchdog::start();
     for (name, rt) in runtimes() {
         let timer = timer_on(&rt);
         rt.block_on(async {
@@ -1309,6 +1312,7 @@ fn a_busy_task_still_sees_its_sleep_complete() {
 /// never completes elapses, not before its deadline.
 #[test]
 fn timeouts_elapse_on_every_runtime_flavour() {
+    let _watchdog = common::Watchdog::start();
     for (name, rt) in runtimes() {
         let timer = timer_on(&rt);
         rt.block_on(async {
@@ -1329,6 +1333,7 @@ fn timeouts_elapse_on_every_runtime_flavour() {
 /// `futures::executor::block_on` on a plain thread or in `spawn_blocking`.
 #[test]
 fn sleeps_need_no_runtime_context() {
+    let _watchdog = common::Watchdog::start();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -1367,6 +1372,7 @@ fn sleeps_need_no_runtime_context() {
 /// current-thread runtime, whichever holds the core runs the driver).
 #[test]
 fn two_threads_blocking_on_one_runtime_both_finish() {
+    let _watchdog = common::Watchdog::start();
     for (name, rt) in runtimes() {
         let rt = Arc::new(rt);
         let timer = timer_on(&rt);
@@ -1404,6 +1410,7 @@ fn two_threads_blocking_on_one_runtime_both_finish() {
 /// reports itself shut down.
 #[test]
 fn a_runtime_with_wheel_timers_shuts_down_promptly() {
+    let _watchdog = common::Watchdog::start();
     for (name, rt) in runtimes() {
         let timer = timer_on(&rt);
         rt.block_on(async {
@@ -1426,6 +1433,7 @@ fn a_runtime_with_wheel_timers_shuts_down_promptly() {
 /// `sleep(d)`), so the reset takes the deadline for passed.
 #[test]
 fn a_sleep_reset_from_another_paused_runtime_keeps_the_timers_clock() {
+    let _watchdog = common::Watchdog::start();
     let paused_rt = || {
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
