@@ -3,7 +3,7 @@
 
 Usage (from the repository root):
 
-    python3 bench/scripts/before_after.py BASE_REV [--reps N] [--quick]
+    python3 bench/scripts/before_after.py BASE_REV [--reps N] [--quick] [--workloads dq2,w2]
 
 Builds `compare` at BASE_REV (a detached worktree under target/before-after,
 its own target directory) and at the working tree, then runs every
@@ -57,6 +57,8 @@ def main():
     parser.add_argument("base")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="comma-separated subset, e.g. dq2,w2")
     opts = parser.parse_args()
     root = os.getcwd()
     base_tree = os.path.join(root, "target", "before-after", "tree")
@@ -68,7 +70,7 @@ def main():
     after = build(root, os.path.join(root, "target"))
     runs = {}
     for rep in range(opts.reps):
-        for workload in WORKLOADS:
+        for workload in opts.workloads.split(","):
             systems = ["tickwheel", "ambient"] if workload == "w2" else ["tickwheel"]
             for system in systems:
                 for label, binary in (("before", before), ("after", after)):

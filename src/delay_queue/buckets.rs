@@ -168,6 +168,13 @@ impl Buckets {
         tick_ceil(Clock::wheel_ns(offset), self.tick_ns)
     }
 
+    /// Whether the linked item at `index` heads its list. Only a head can
+    /// change what the queue waits for when it leaves or moves later: below
+    /// a head that stays, the bucket's tick is still due.
+    pub(super) fn heads_a_list<T>(slab: &Slab<T>, index: u32) -> bool {
+        slab.at(index).prev >= HEAD
+    }
+
     /// Whether `deadline` rounds up to `tick` or earlier: `tick_of(deadline)
     /// <= tick` without its division, for the paths every remove and reset
     /// takes.

@@ -446,14 +446,16 @@ impl<T> DelayQueue<T> {
     /// ```
     pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
         self.slab.get(*key)?;
+        let head = Buckets::heads_a_list(&self.slab, key.index);
         self.buckets.unlink(&mut self.slab, key.index);
         let (item, key) = self.slab.remove(key.index);
         if self.slab.len() == 0 {
             // A task waiting on the queue sees it empty (`Ready(None)`).
             self.wake_parked();
-        } else if self.buckets.due_by(item.deadline, self.armed) {
-            // It may have been the last item due at the tick the sleep is
-            // set for; an item due later cannot have been.
+        } else if head && self.buckets.due_by(item.deadline, self.armed) {
+            // It may have been what the sleep waits for: the head of the
+            // bucket of its tick. An item due later, or below a head that
+            // stays, cannot have been.
             self.rearm();
         }
         Some(self.expired(item.value, item.deadline, key))
@@ -530,8 +532,9 @@ impl<T> DelayQueue<T> {
         // comes due later than before; but if it was what the waiting task
         // waits for, the sleep moves later.
         let before = self.slab.at(key.index).deadline;
+        let head = Buckets::heads_a_list(&self.slab, key.index);
         if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
-            if self.buckets.due_by(before, self.armed) {
+            if head && self.buckets.due_by(before, self.armed) {
                 self.rearm();
             }
             return;
