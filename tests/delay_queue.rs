@@ -40,6 +40,15 @@ async fn drain<T>(queue: &mut DelayQueue<T>) -> (Vec<Expired<T>>, bool) {
     .await
 }
 
+/// Polls `queue` once from the mock task `waiting`, as a task awaiting
+/// `queue.next()` would.
+fn poll_expired<T>(
+    waiting: &mut task::Spawn<()>,
+    queue: &mut DelayQueue<T>,
+) -> Poll<Option<Expired<T>>> {
+    waiting.enter(|cx, _| queue.poll_expired(cx))
+}
+
 fn values<T: Copy>(expired: &[Expired<T>]) -> Vec<T> {
     expired.iter().map(|e| *e.get_ref()).collect()
 }
@@ -188,10 +197,10 @@ fn a_due_insert_wakes_the_waiting_task_at_once() {
         let mut queue = DelayQueue::with_timer(&timer);
         queue.insert(1, ms(500));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.insert(2, Duration::ZERO);
         assert!(waiting.is_woken());
-        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = poll_expired(&mut waiting, &mut queue);
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), 2);
     });
 }
@@ -264,17 +273,17 @@ fn an_empty_queue_is_ready_none_and_woken_by_an_insert() {
         let timer = Timer::new();
         let mut queue: DelayQueue<u32> = DelayQueue::with_timer(&timer);
         let mut waiting = task::spawn(());
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert!(matches!(polled, Poll::Ready(None)));
         queue.insert(9, ms(30));
         assert!(
             waiting.is_woken(),
             "an insert wakes the task that saw it empty"
         );
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(30)).await;
         assert!(waiting.is_woken());
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert_eq!(assert_ready!(polled).unwrap().into_inner(), 9);
     });
 }
@@ -286,11 +295,11 @@ fn removing_the_last_item_wakes_the_waiting_task_with_ready_none() {
         let mut queue = DelayQueue::with_timer(&timer);
         let key = queue.insert(1, ms(1_000));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.remove(&key);
         assert!(waiting.is_woken());
         assert!(matches!(
-            waiting.enter(|cx, _| queue.poll_expired(cx)),
+            poll_expired(&mut waiting, &mut queue),
             Poll::Ready(None)
         ));
     });
@@ -393,16 +402,16 @@ fn after_shutdown_due_items_come_out_then_the_stream_ends() {
         queue.insert("due", ms(10));
         let later = queue.insert("later", ms(60_000));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(10)).await;
         timer.shutdown();
         assert!(waiting.is_woken());
         // The due item comes out; the later one is not yielded early, and the
         // queue never returns Pending on a dead timer (no hang), nor spins.
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert_eq!(assert_ready!(polled).unwrap().into_inner(), "due");
         for _ in 0..3 {
-            let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+            let polled = poll_expired(&mut waiting, &mut queue);
             assert!(matches!(polled, Poll::Ready(None)));
         }
         assert_eq!(queue.len(), 1);
@@ -451,7 +460,7 @@ fn coop_budget_makes_a_long_drain_yield() {
         let mut next = task::spawn(());
         let mut ready = 0;
         loop {
-            match next.enter(|cx, _| queue.poll_expired(cx)) {
+            match poll_expired(&mut next, &mut queue) {
                 Poll::Ready(Some(_)) => ready += 1,
                 Poll::Pending => break,
                 Poll::Ready(None) => panic!("drained {ready} without yielding"),
@@ -464,7 +473,7 @@ fn coop_budget_makes_a_long_drain_yield() {
         // The next turn of the task has a fresh budget.
         tokio::task::yield_now().await;
         assert!(matches!(
-            next.enter(|cx, _| queue.poll_expired(cx)),
+            poll_expired(&mut next, &mut queue),
             Poll::Ready(Some(_))
         ));
     });
@@ -483,7 +492,7 @@ fn a_task_waiting_on_never_due_items_is_woken_when_the_last_is_removed() {
         let first = queue.insert(1, Duration::MAX);
         let second = queue.insert(2, Duration::MAX);
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.remove(&first);
         assert!(!waiting.is_woken(), "an item is left: nothing changed");
         queue.remove(&second);
@@ -491,7 +500,7 @@ fn a_task_waiting_on_never_due_items_is_woken_when_the_last_is_removed() {
             waiting.is_woken(),
             "the queue is empty: the task must see it"
         );
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert!(matches!(polled, Poll::Ready(None)));
     });
 }
@@ -503,13 +512,13 @@ fn a_task_waiting_on_never_due_items_is_woken_when_the_queue_is_cleared() {
         let mut queue = DelayQueue::with_timer(&timer);
         queue.insert(1, Duration::MAX);
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.clear();
         assert!(
             waiting.is_woken(),
             "the queue is empty: the task must see it"
         );
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert!(matches!(polled, Poll::Ready(None)));
     });
 }
@@ -521,10 +530,10 @@ fn a_task_waiting_on_never_due_items_is_woken_when_the_timer_shuts_down() {
         let mut queue = DelayQueue::with_timer(&timer);
         queue.insert(1, Duration::MAX);
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         timer.shutdown();
         assert!(waiting.is_woken(), "nothing can come due any more");
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert!(matches!(polled, Poll::Ready(None)));
         assert_eq!(queue.len(), 1, "the item stays in the queue");
     });
@@ -571,7 +580,7 @@ fn a_passed_insert_after_an_unpolled_advance_comes_out_after_earlier_items() {
         let start = Instant::now();
         queue.insert_at("a", start + ms(5));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(20)).await;
         queue.insert_at("b", start + ms(19));
         // A zero delay and a reset to a passed deadline take the same path.
@@ -591,7 +600,7 @@ fn a_reset_to_a_passed_deadline_after_an_unpolled_advance_keeps_deadline_order()
         queue.insert_at("a", start + ms(5));
         let b = queue.insert_at("b", start + ms(500));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(20)).await;
         queue.reset_at(&b, start + ms(19));
         let (out, ended) = drain(&mut queue).await;
@@ -611,14 +620,14 @@ fn resetting_the_earliest_item_later_moves_the_queues_sleep() {
         let mut queue = DelayQueue::with_timer(&timer);
         let key = queue.insert("x", ms(100));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.reset(&key, ms(200));
         advance(ms(150)).await;
         assert!(!waiting.is_woken(), "woken with nothing due");
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(50)).await;
         assert!(waiting.is_woken());
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert_eq!(assert_ready!(polled).unwrap().into_inner(), "x");
     });
 }
@@ -636,16 +645,16 @@ fn reset_entry_as_tokio_util_tests_it() {
         let now = Instant::now();
         let key = queue.insert_at("foo", now + ms(5));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(1)).await;
         queue.reset_at(&key, now + ms(10));
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(7)).await;
         assert!(!waiting.is_woken());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(2)).await;
         assert!(waiting.is_woken());
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         let expired = assert_ready!(polled).unwrap();
         assert_eq!(*expired.get_ref(), "foo");
         assert_eq!(expired.deadline(), now + ms(10));
@@ -659,7 +668,7 @@ fn resetting_the_earliest_item_to_never_does_not_wake_the_task_at_its_old_tick()
         let mut queue = DelayQueue::with_timer(&timer);
         let key = queue.insert("x", ms(100));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.reset(&key, Duration::MAX);
         advance(ms(150)).await;
         assert!(!waiting.is_woken(), "woken with nothing due");
@@ -680,14 +689,14 @@ fn removing_the_earliest_item_moves_the_sleep_past_items_moved_later() {
         let y = queue.insert("y", ms(200));
         queue.insert("z", ms(400));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.reset(&y, ms(300)); // not the earliest: moved in place
         queue.remove(&x);
         advance(ms(250)).await;
         assert!(!waiting.is_woken(), "woken with nothing due");
         advance(ms(50)).await;
         assert!(waiting.is_woken());
-        let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let polled = poll_expired(&mut waiting, &mut queue);
         assert_eq!(assert_ready!(polled).unwrap().into_inner(), "y");
     });
 }
@@ -737,7 +746,7 @@ fn new_uses_the_runtimes_default_timer() {
         let mut queue = DelayQueue::new();
         let key = queue.insert("a", Duration::from_millis(100));
         let mut task = task::spawn(());
-        assert!(task.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut task, &mut queue).is_pending());
         assert_eq!(
             Timer::current().pending(),
             1,
@@ -745,7 +754,7 @@ fn new_uses_the_runtimes_default_timer() {
         );
         advance(Duration::from_millis(100)).await;
         assert!(task.is_woken());
-        let expired = match task.enter(|cx, _| queue.poll_expired(cx)) {
+        let expired = match poll_expired(&mut task, &mut queue) {
             Poll::Ready(Some(expired)) => expired,
             other => panic!("expected the item, got {other:?}"),
         };
@@ -776,7 +785,7 @@ fn an_earlier_insert_wakes_the_waiting_task_at_its_tick() {
         let mut queue = DelayQueue::with_timer(&timer);
         queue.insert(1, ms(500));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.insert(2, ms(100));
         advance(ms(90)).await;
         assert!(!waiting.is_woken(), "woken before the earlier item is due");
@@ -785,7 +794,7 @@ fn an_earlier_insert_wakes_the_waiting_task_at_its_tick() {
             waiting.is_woken(),
             "not woken when the earlier item came due"
         );
-        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = poll_expired(&mut waiting, &mut queue);
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), 2);
     });
 }
@@ -799,14 +808,14 @@ fn a_later_insert_keeps_the_waiting_tasks_earlier_wake_up() {
         let mut queue = DelayQueue::with_timer(&timer);
         queue.insert(1, ms(100));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.insert(2, ms(500));
         advance(ms(100)).await;
         assert!(
             waiting.is_woken(),
             "not woken when the earlier item came due"
         );
-        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = poll_expired(&mut waiting, &mut queue);
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), 1);
     });
 }
@@ -840,12 +849,12 @@ fn debug_shows_len_the_processed_tick_and_a_waiting_task() {
         queue.insert("a", ms(30));
         queue.insert("b", ms(500));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         let shown = format!("{queue:?}");
         assert!(shown.contains("len: 2"), "{shown}");
         assert!(shown.contains("waiting: true"), "{shown}");
         advance(ms(30)).await;
-        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = poll_expired(&mut waiting, &mut queue);
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "a");
         let shown = format!("{queue:?}");
         assert!(shown.contains("len: 1"), "{shown}");
@@ -864,8 +873,8 @@ fn an_insert_into_an_empty_queue_wakes_the_task_that_polled_it_last() {
         let mut queue: DelayQueue<u32> = DelayQueue::with_timer(&timer);
         let mut first = task::spawn(());
         let mut second = task::spawn(());
-        assert!(first.enter(|cx, _| queue.poll_expired(cx)).is_ready());
-        assert!(second.enter(|cx, _| queue.poll_expired(cx)).is_ready());
+        assert!(poll_expired(&mut first, &mut queue).is_ready());
+        assert!(poll_expired(&mut second, &mut queue).is_ready());
         queue.insert(1, ms(10));
         assert!(second.is_woken(), "the task that polled last was not woken");
         assert!(!first.is_woken());
@@ -888,21 +897,21 @@ fn the_last_reachable_tick_comes_due_and_the_one_after_never_does() {
         queue.insert_at("last", last);
         queue.insert_at("past", last + Duration::from_nanos(1));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(last - Instant::now() - ms(10)).await;
         // (Woken on the way, where the far item's lap moved into the ring.)
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(10)).await;
         assert!(waiting.is_woken(), "the last reachable tick never came due");
-        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = poll_expired(&mut waiting, &mut queue);
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "last");
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(Duration::from_secs(365 * 24 * 3600)).await;
         assert!(
             !waiting.is_woken(),
             "an item past the last tick woke the task"
         );
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         assert_eq!(queue.len(), 1);
     });
 }
@@ -918,7 +927,7 @@ fn a_passed_insert_earlier_than_passed_ring_items_comes_out_first() {
         let start = Instant::now();
         queue.insert_at("ring", start + ms(25));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(40)).await;
         queue.insert_at("passed", start + ms(12));
         let (out, ended) = drain(&mut queue).await;
@@ -959,7 +968,7 @@ fn a_poll_with_nothing_due_marks_the_passed_ticks_processed() {
         queue.insert("later", ms(500));
         advance(ms(100)).await;
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         let shown = format!("{queue:?}");
         assert!(shown.contains("elapsed_tick: 10,"), "{shown}");
     });
@@ -980,11 +989,11 @@ fn peek_is_what_comes_out_next_among_ties_and_passed_items() {
         }
         queue.insert_at(9, start + ms(25));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(40)).await;
         queue.insert_at(5, start + ms(35)); // passed, after the ring's items
         while let Some(next) = queue.peek() {
-            let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+            let expired = poll_expired(&mut waiting, &mut queue);
             let expired = assert_ready!(expired).unwrap();
             assert_eq!(
                 expired.key(),
@@ -1007,10 +1016,10 @@ fn a_passed_item_reset_later_waits_for_its_new_deadline() {
         let key = queue.insert("x", Duration::ZERO);
         queue.reset(&key, ms(100));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         advance(ms(100)).await;
         assert!(waiting.is_woken());
-        let expired = waiting.enter(|cx, _| queue.poll_expired(cx));
+        let expired = poll_expired(&mut waiting, &mut queue);
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "x");
     });
 }
@@ -1050,7 +1059,7 @@ fn removing_the_last_near_item_moves_the_wake_up_to_the_far_one() {
         let near = queue.insert("near", ms(100));
         queue.insert("far", Duration::from_secs(30));
         let mut waiting = task::spawn(());
-        assert!(waiting.enter(|cx, _| queue.poll_expired(cx)).is_pending());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         queue.remove(&near);
         advance(ms(100)).await;
         assert!(!waiting.is_woken(), "woken at the removed item's tick");
