@@ -175,6 +175,15 @@ impl Buckets {
         slab.at(index).prev >= HEAD
     }
 
+    /// Whether ring bucket `bucket` is headed by an item due at `tick` (not
+    /// one of a later lap, nor one moved later in place): the check behind
+    /// both [`next_wake`](Buckets::next_wake) and
+    /// [`still_waits_for`](Buckets::still_waits_for).
+    fn head_due_at<T>(&self, slab: &Slab<T>, bucket: usize, tick: u64) -> bool {
+        let head = self.ring[bucket];
+        head != NIL && self.due_by(slab.at(head).deadline, tick)
+    }
+
     /// Whether `deadline` rounds up to `tick` or earlier: `tick_of(deadline)
     /// <= tick` without its division, for the paths every remove and reset
     /// takes.
@@ -332,10 +341,10 @@ impl Buckets {
     pub(super) fn next_wake<T>(&mut self, slab: &mut Slab<T>) -> Wake {
         debug_assert_eq!(self.due, NIL, "waiting with items due");
         while let Some((bucket, tick)) = self.next_busy() {
-            let head = self.ring[bucket];
-            if self.tick_of(slab.at(head).deadline.offset()) <= tick {
+            if self.head_due_at(slab, bucket, tick) {
                 return Wake::At(tick);
             }
+            let head = self.ring[bucket];
             self.unlink(slab, head);
             let placed = self.link(slab, head, false);
             debug_assert!(
@@ -438,11 +447,10 @@ impl Buckets {
     /// later in place), or the ring is empty and `tick` is when the first
     /// far lap moves in. `false` means "search".
     pub(super) fn still_waits_for<T>(&self, slab: &Slab<T>, tick: u64) -> bool {
-        if self.geometry.in_ring(self.elapsed, tick) {
-            let head = self.ring[self.geometry.bucket(tick)];
-            if head != NIL && self.due_by(slab.at(head).deadline, tick) {
-                return true;
-            }
+        if self.geometry.in_ring(self.elapsed, tick)
+            && self.head_due_at(slab, self.geometry.bucket(tick), tick)
+        {
+            return true;
         }
         self.busy_buckets == 0
             && self

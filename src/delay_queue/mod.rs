@@ -664,16 +664,10 @@ impl<T> DelayQueue<T> {
                 return Poll::Ready(None);
             }
             let (tick, deadline) = self.next_wake();
-            if tick != self.armed {
-                // The tick is after the reading just made; if its boundary
-                // has passed since, the wheel completes the sleep at once.
-                if Pin::new(&mut self.sleep)
-                    .try_reset_offset(deadline, Some(i64::MIN))
-                    .is_err()
-                {
-                    continue; // shut down: the check above ends the poll
-                }
-                self.armed = tick;
+            // The tick is after the reading just made; if its boundary has
+            // passed since, the wheel completes the sleep at once.
+            if tick != self.armed && !self.arm(tick, deadline) {
+                continue; // shut down: the check above ends the poll
             }
             match self.sleep.poll_unbudgeted(cx) {
                 Poll::Pending => {
@@ -903,14 +897,7 @@ impl<T> DelayQueue<T> {
                 Placed::At(tick) if tick < self.armed => {
                     // The sleep keeps its waker: the task is woken at the
                     // earlier tick without polling again first.
-                    let boundary = self.buckets.boundary(tick);
-                    // On a shut-down timer the task was woken already.
-                    if Pin::new(&mut self.sleep)
-                        .try_reset_offset(boundary, Some(i64::MIN))
-                        .is_ok()
-                    {
-                        self.armed = tick;
-                    }
+                    self.arm(tick, self.buckets.boundary(tick));
                 }
                 Placed::At(_) | Placed::Never => {}
             }
@@ -946,15 +933,23 @@ impl<T> DelayQueue<T> {
             return;
         }
         let (tick, deadline) = self.next_wake();
-        // The sleep keeps its waker. On a shut-down timer the task was woken
-        // already.
-        if tick != self.armed
-            && Pin::new(&mut self.sleep)
-                .try_reset_offset(deadline, Some(i64::MIN))
-                .is_ok()
-        {
+        // The sleep keeps its waker.
+        if tick != self.armed {
+            self.arm(tick, deadline);
+        }
+    }
+
+    /// Sets the queue's sleep for `tick`, whose sleep deadline is
+    /// `deadline`, and records it in `armed`. Returns `false` (and records
+    /// nothing) if the timer has shut down: its task was woken already.
+    fn arm(&mut self, tick: u64, deadline: i64) -> bool {
+        let armed = Pin::new(&mut self.sleep)
+            .try_reset_offset(deadline, Some(i64::MIN))
+            .is_ok();
+        if armed {
             self.armed = tick;
         }
+        armed
     }
 
     /// Moves `seen` up to the clock, after linking an item as due. The due
