@@ -251,12 +251,8 @@ async fn drive(inner: &Arc<Inner>) {
             (timer_fired, wake_up) = (false, true);
             continue;
         };
-        // Early at most once per boundary: once an early arm has fired (short
-        // of the boundary, or at once because tokio had already processed
-        // its millisecond), the boundary is armed exactly until it changes.
-        // So with time standing still the loop ends: an exact arm fires only
-        // once the clock has reached its boundary, and the scan then moves
-        // the boundary on.
+        // Early at most once per boundary, then exactly until the boundary
+        // changes (why the loop then ends: the module docs).
         if let (
             true,
             Some(Armed {
@@ -274,9 +270,7 @@ async fn drive(inner: &Arc<Inner>) {
             boundary
         };
         armed = Some(Armed { boundary, early });
-        // A ring still unseen belongs to the sleep being replaced (the hook
-        // fired it while a notice woke the task); taken for this arm's, it
-        // would count as an early wake-up that came short.
+        // A ring still unseen belongs to the sleep being replaced.
         driver.doorbell.clear();
         let sleep = match &mut sleep {
             Some(sleep) => {
