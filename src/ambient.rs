@@ -116,9 +116,10 @@ impl Timer {
     ///
     /// Finding it costs no lock: each thread remembers the last runtime's
     /// timer, and asks tokio which runtime is current (one handle clone, as
-    /// `tokio::time::sleep` does). [`Timer::shutdown`] on it ends it for good, as for any timer:
-    /// the runtime keeps the shut-down timer as its default, and new waits on
-    /// it panic (the `try_*` methods return [`Error::is_shutdown`]).
+    /// `tokio::time::sleep` does). [`Timer::shutdown`] on it ends it for
+    /// good, as for any timer: the runtime keeps the shut-down timer as its
+    /// default, and new waits on it panic (the `try_*` methods return
+    /// [`Error::is_shutdown`]).
     ///
     /// # Panics
     ///
