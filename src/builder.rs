@@ -61,9 +61,9 @@ impl Builder {
     /// The shortest tick allowed.
     pub const MIN_TICK: Duration = Duration::from_millis(1);
     /// The default tick.
-    pub const DEFAULT_TICK: Duration = Duration::from_millis(10);
+    pub const DEFAULT_TICK: Duration = Duration::from_millis(1);
     /// The default number of slots.
-    pub const DEFAULT_SLOTS: usize = 512;
+    pub const DEFAULT_SLOTS: usize = 8192;
     /// The largest number of slots allowed. A bigger wheel buys nothing here:
     /// timers beyond one revolution wait in an overflow level that costs no
     /// work per revolution.
