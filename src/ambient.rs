@@ -56,12 +56,12 @@ use std::time::Duration;
 use tokio::runtime::{self, Handle};
 
 use crate::builder::Builder;
-use crate::context;
-use crate::driver;
-use crate::error::{Error, TryCurrentError};
-use crate::shard::Shard;
+use crate::engine::context;
+use crate::engine::driver;
+use crate::engine::shard::Shard;
+use crate::engine::state::{Config, Inner};
+use crate::error::{BuildError, Error, TryCurrentError};
 use crate::sleep::Sleep;
-use crate::state::{Config, Inner};
 use crate::timer::{self, Refuse, Timer, Until};
 
 /// The default timer of each runtime that has one.
@@ -256,6 +256,53 @@ fn lookup_or_start(probe: Probe) -> Result<Timer, TryCurrentError> {
     };
     remember(runtime, &timer);
     Ok(timer)
+}
+
+// `Builder::install` lives here, with the registry it writes to, so the
+// builder knows nothing of runtime defaults.
+impl Builder {
+    /// Validates the settings, starts the timer's driver and makes the timer
+    /// its runtime's default: the one [`Timer::current`] returns there and
+    /// the free functions of [`tickwheel::time`](crate::time) wait on.
+    ///
+    /// Call it before anything in that runtime uses the default timer (at
+    /// startup, right after building the runtime): a runtime's default is
+    /// set once, by this or by its first use with the default settings.
+    /// The runtime is the one given to [`runtime`](Builder::runtime), or
+    /// else the current one. When it shuts down, the timer shuts down too
+    /// and the runtime's default is released.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Builder::build), and [`BuildError::AlreadyInstalled`] if
+    /// the runtime already has a default timer (installed, or started by a
+    /// first use); nothing is started then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::{BuildError, Timer};
+    ///
+    /// let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    /// Timer::builder()
+    ///     .tick(Duration::from_millis(1))
+    ///     .max_pending(100_000)
+    ///     .runtime(rt.handle().clone())
+    ///     .install()
+    ///     .expect("first install");
+    /// rt.block_on(async {
+    ///     assert_eq!(Timer::current().tick(), Duration::from_millis(1));
+    ///     tickwheel::time::sleep(Duration::from_millis(5)).await; // on that timer
+    /// });
+    /// // Set once: a second install is refused.
+    /// let again = Timer::builder().runtime(rt.handle().clone()).install();
+    /// assert_eq!(again.unwrap_err(), BuildError::AlreadyInstalled);
+    /// ```
+    pub fn install(self) -> Result<Timer, BuildError> {
+        let (config, handle) = self.settle()?;
+        install(config, &handle).map_err(|_existing| BuildError::AlreadyInstalled)
+    }
 }
 
 /// Whether the current runtime has its time driver. Creating a tokio sleep

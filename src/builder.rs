@@ -4,9 +4,8 @@ use std::time::Duration;
 
 use tokio::runtime::Handle;
 
-use crate::ambient;
+use crate::engine::state::Config;
 use crate::error::BuildError;
-use crate::state::Config;
 use crate::timer::Timer;
 
 /// Configures and builds a [`Timer`], from [`Timer::builder`].
@@ -157,59 +156,19 @@ impl Builder {
     /// [`BuildError::NoRuntime`] if no runtime was given and this is not
     /// called inside one.
     pub fn build(self) -> Result<Timer, BuildError> {
-        let config = self.validate()?;
-        let handle = match self.runtime {
-            Some(handle) => handle,
-            None => Handle::try_current().map_err(|_| BuildError::NoRuntime)?,
-        };
+        let (config, handle) = self.settle()?;
         Ok(Timer::start(config, &handle))
     }
 
-    /// Validates the settings, starts the timer's driver and makes the timer
-    /// its runtime's default: the one [`Timer::current`] returns there and
-    /// the free functions of [`tickwheel::time`](crate::time) wait on.
-    ///
-    /// Call it before anything in that runtime uses the default timer (at
-    /// startup, right after building the runtime): a runtime's default is
-    /// set once, by this or by its first use with the default settings.
-    /// The runtime is the one given to [`runtime`](Builder::runtime), or
-    /// else the current one. When it shuts down, the timer shuts down too
-    /// and the runtime's default is released.
-    ///
-    /// # Errors
-    ///
-    /// As [`build`](Builder::build), and [`BuildError::AlreadyInstalled`] if
-    /// the runtime already has a default timer (installed, or started by a
-    /// first use); nothing is started then.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tickwheel::{BuildError, Timer};
-    ///
-    /// let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    /// Timer::builder()
-    ///     .tick(Duration::from_millis(1))
-    ///     .max_pending(100_000)
-    ///     .runtime(rt.handle().clone())
-    ///     .install()
-    ///     .expect("first install");
-    /// rt.block_on(async {
-    ///     assert_eq!(Timer::current().tick(), Duration::from_millis(1));
-    ///     tickwheel::time::sleep(Duration::from_millis(5)).await; // on that timer
-    /// });
-    /// // Set once: a second install is refused.
-    /// let again = Timer::builder().runtime(rt.handle().clone()).install();
-    /// assert_eq!(again.unwrap_err(), BuildError::AlreadyInstalled);
-    /// ```
-    pub fn install(self) -> Result<Timer, BuildError> {
+    /// The validated settings and the runtime to start the driver on: the
+    /// one given to [`runtime`](Builder::runtime), or else the current one.
+    pub(crate) fn settle(self) -> Result<(Config, Handle), BuildError> {
         let config = self.validate()?;
         let handle = match self.runtime {
             Some(handle) => handle,
             None => Handle::try_current().map_err(|_| BuildError::NoRuntime)?,
         };
-        ambient::install(config, &handle).map_err(|_existing| BuildError::AlreadyInstalled)
+        Ok((config, handle))
     }
 
     /// The validated settings.

@@ -5,6 +5,8 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
+use crate::engine::shared::AtCapacity;
+
 /// The most slots a wheel may have: `Builder::MAX_SLOTS`, defined here so
 /// that `BuildError`'s message can name it without reaching up to the builder.
 pub(crate) const MAX_SLOTS: usize = 1 << 16;
@@ -102,6 +104,12 @@ pub struct Error {
 enum ErrorKind {
     AtCapacity { max: usize },
     Shutdown,
+}
+
+impl From<AtCapacity> for Error {
+    fn from(refused: AtCapacity) -> Self {
+        Error::at_capacity(refused.max)
+    }
 }
 
 impl Error {

@@ -266,36 +266,22 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
 
 mod ambient;
 mod builder;
-mod clock;
-mod context;
 pub mod delay_queue;
-mod doorbell;
-mod driver;
+mod engine;
 mod error;
 mod integrations;
 mod interval;
-mod lateness;
 pub mod retry;
 mod schedule;
-mod shard;
-mod shared;
 mod sleep;
-mod state;
 mod stats;
 pub mod stream;
-mod sync;
 pub mod time;
 mod timeout;
 mod timer;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
-mod trace;
-mod unwind;
-mod wheel;
-
-#[cfg(all(test, tickwheel_loom))]
-mod loom_tests;
 
 // The rule for the public surface: every type a `Timer` method returns, and
 // every error, is at the crate root (as `tokio::time` has `Sleep`, `Timeout`
@@ -305,9 +291,9 @@ mod loom_tests;
 // live with it in `stream`, as tokio-stream keeps its adapters apart.
 pub use crate::builder::Builder;
 pub use crate::delay_queue::DelayQueue;
+pub use crate::engine::lateness::{LatenessBucket, LatenessHistogram};
 pub use crate::error::{BuildError, Elapsed, Error, TryCurrentError};
 pub use crate::interval::{Interval, MissedTickBehavior};
-pub use crate::lateness::{LatenessBucket, LatenessHistogram};
 pub use crate::retry::Retry;
 pub use crate::schedule::{PeriodicTask, RunError, RunOutcome, ScheduleEvery, ScheduledTask};
 pub use crate::sleep::Sleep;

@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::clock::Clock;
+use crate::engine::clock::Clock;
+use crate::engine::shard::{Polled, Shard};
+use crate::engine::shared::Shared;
+use crate::engine::wheel::{Insert, Key, Reset, MAX_KEY};
 use crate::error::Error;
-use crate::shard::{Polled, Shard};
-use crate::shared::Shared;
-use crate::wheel::{Insert, Key, Reset, MAX_KEY};
 
 /// `key` values above every real slab key name the other states.
 const UNCHECKED: u32 = u32::MAX;
@@ -478,12 +478,15 @@ mod tests {
 
     #[test]
     fn state_round_trips_through_the_key_field() {
-        let shared = Arc::new(crate::shared::Shared::new(
+        let shared = Arc::new(crate::engine::shared::Shared::new(
             Clock::new(Instant::now(), 1_000_000),
-            crate::clock::TimeSource::System,
+            crate::engine::clock::TimeSource::System,
             None,
         ));
-        let shard = Arc::new(Shard::new(crate::wheel::Wheel::new(8, 1_000_000), shared));
+        let shard = Arc::new(Shard::new(
+            crate::engine::wheel::Wheel::new(8, 1_000_000),
+            shared,
+        ));
         let mut s = Sleep::new(shard, 5, false);
         for state in [
             State::Unregistered { checked: false },
@@ -513,7 +516,7 @@ mod tests {
     /// now, and saturates instead of overflowing.
     #[test]
     fn a_reset_after_a_duration_moves_the_deadline_from_now() {
-        crate::wheel::watchdog::block_on_paused(reset_after_from_now());
+        crate::engine::wheel::watchdog::block_on_paused(reset_after_from_now());
     }
 
     async fn reset_after_from_now() {
@@ -537,7 +540,7 @@ mod tests {
 
     #[test]
     fn debug_shows_the_deadline_and_the_state() {
-        crate::wheel::watchdog::block_on_paused(debug_output());
+        crate::engine::wheel::watchdog::block_on_paused(debug_output());
     }
 
     async fn debug_output() {

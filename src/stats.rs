@@ -11,7 +11,7 @@ use std::fmt;
 use std::ops::Sub;
 use std::time::Duration;
 
-use crate::lateness::LatenessHistogram;
+use crate::engine::lateness::LatenessHistogram;
 
 /// A snapshot of a timer's activity, from [`Timer::stats`](crate::Timer::stats).
 ///

@@ -10,11 +10,11 @@ use tokio::runtime::Handle;
 use tokio::time::Instant;
 
 use crate::builder::Builder;
-use crate::driver;
+use crate::engine::driver;
+use crate::engine::shard::{Shard, Tally};
+use crate::engine::state::{Config, Inner};
 use crate::error::{shutdown_panic, Error};
-use crate::shard::{Shard, Tally};
 use crate::sleep::Sleep;
-use crate::state::{Config, Inner};
 use crate::stats::{Lateness, Stats};
 use crate::timeout::Timeout;
 
@@ -548,7 +548,7 @@ impl fmt::Debug for Timer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shard;
+    use crate::engine::shard;
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::mpsc;
@@ -564,7 +564,7 @@ mod tests {
         // Armed until the runtime is dropped: the drop fires the driver. Its
         // 20 s are longer than the wait for the worker below (10 s), so a
         // shared lock fails with this test's own message.
-        let _watchdog = crate::wheel::watchdog::Watchdog::start();
+        let _watchdog = crate::engine::wheel::watchdog::Watchdog::start();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -40,10 +40,10 @@
 use std::collections::BTreeMap;
 
 use super::slab::{Deadline, Slab, HEAD, NIL};
-use crate::clock::{tick_ceil, Clock};
-use crate::wheel::bitmap::Bitmap;
-use crate::wheel::ring::Ring;
-use crate::wheel::SATURATED;
+use crate::engine::clock::{tick_ceil, Clock};
+use crate::engine::wheel::bitmap::Bitmap;
+use crate::engine::wheel::ring::Ring;
+use crate::engine::wheel::SATURATED;
 
 /// Tags: the kind of list an item is in.
 const TAG_RING: u32 = 0;

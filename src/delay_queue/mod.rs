@@ -47,7 +47,7 @@ use self::buckets::{Buckets, Placed, Wake};
 pub use self::expired::Expired;
 pub use self::key::Key;
 use self::slab::{Deadline, Slab};
-use crate::shared::Shared;
+use crate::engine::shared::Shared;
 use crate::sleep::Sleep;
 use crate::timer::Timer;
 

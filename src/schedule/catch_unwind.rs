@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use crate::unwind::{drop_payload, run_contained, Payload};
+use crate::engine::unwind::{drop_payload, run_contained, Payload};
 
 pin_project! {
     /// Polls `inner`, catching a panic, and drops it once it is done (ready

@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine::unwind::run_contained;
 use crate::schedule::catch_unwind::CatchUnwind;
 use crate::schedule::control::{Control, State};
 use crate::schedule::run_error::{RunError, RunOutcome};
 use crate::sleep::Sleep;
 use crate::timer::Timer;
-use crate::unwind::run_contained;
 
 /// The hook failed runs are reported to.
 type Hook = Box<dyn FnMut(RunError) + Send + 'static>;

@@ -5,7 +5,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::sync::Mutex;
 
-use crate::unwind::Payload as Panic;
+use crate::engine::unwind::Payload as Panic;
 
 /// A boxed error, as a failed run reports it.
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync + 'static>;

@@ -59,7 +59,7 @@ use self::ring::Ring;
 pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, MAX_LAG, NIL};
-use crate::lateness::LatenessHistogram;
+use crate::engine::lateness::LatenessHistogram;
 
 /// Deadlines at or past this many nanoseconds since the origin have
 /// saturated (`Duration::MAX`, or instants about 292 years away): they never
@@ -193,7 +193,7 @@ impl Wheel {
     }
 
     fn tick_of(&self, deadline_ns: u64) -> u64 {
-        crate::clock::tick_ceil(deadline_ns, self.tick_ns)
+        crate::engine::clock::tick_ceil(deadline_ns, self.tick_ns)
     }
 
     /// Whether an entry due at `deadline_ns` (in `tick`) can ever fire.

@@ -1,5 +1,5 @@
 //! The synchronisation primitives that futures and the driver share, in one
-//! place so the loom models (`src/loom_tests.rs`, built with
+//! place so the loom models (`src/engine/loom_tests.rs`, built with
 //! `RUSTFLAGS="--cfg tickwheel_loom"`) can swap in loom's checked versions.
 //!
 //! Only state that crosses between a `Sleep` and the driver, or between the

@@ -60,10 +60,10 @@ use std::time::Duration;
 use tokio::runtime::RuntimeFlavor;
 use tokio::time::Instant;
 
-use crate::doorbell::Doorbell;
-use crate::shard::WAKE_BATCH;
-use crate::state::Inner;
-use crate::trace::{debug, trace};
+use crate::engine::doorbell::Doorbell;
+use crate::engine::shard::WAKE_BATCH;
+use crate::engine::state::Inner;
+use crate::engine::trace::{debug, trace};
 
 /// How often an orphaned driver (no `Timer` handle left, nothing registered,
 /// but some unpolled sleep still alive) checks whether it may retire.
@@ -305,7 +305,7 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
-    use crate::wheel::watchdog::block_on_paused;
+    use crate::engine::wheel::watchdog::block_on_paused;
     use crate::Timer;
 
     /// Tasks alive on the current runtime: the driver is one while it runs.

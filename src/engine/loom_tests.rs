@@ -17,10 +17,10 @@ use std::task::{Wake, Waker};
 
 use loom::sync::atomic::{AtomicBool, AtomicUsize};
 
-use crate::clock::Clock;
-use crate::shard::{Polled, Shard};
-use crate::shared::Shared;
-use crate::wheel::{Insert, Key, Reset, Wheel};
+use crate::engine::clock::Clock;
+use crate::engine::shard::{Polled, Shard};
+use crate::engine::shared::Shared;
+use crate::engine::wheel::{Insert, Key, Reset, Wheel};
 
 const TICK_NS: u64 = 1_000_000;
 
@@ -49,7 +49,7 @@ fn wakes(c: &Counter) -> usize {
 fn shard(max_pending: Option<usize>) -> Arc<Shard> {
     let shared = Arc::new(Shared::new(
         Clock::new(tokio::time::Instant::now(), TICK_NS),
-        crate::clock::TimeSource::System,
+        crate::engine::clock::TimeSource::System,
         max_pending,
     ));
     Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared))
@@ -282,7 +282,7 @@ fn loom_capacity_is_never_exceeded_or_leaked() {
 #[test]
 fn loom_doorbell_never_loses_a_ring() {
     loom::model(|| {
-        let bell = Arc::new(crate::doorbell::Doorbell::new());
+        let bell = Arc::new(crate::engine::doorbell::Doorbell::new());
         let (count, waker) = counter();
         let hook = {
             let bell = bell.clone();
@@ -306,7 +306,7 @@ fn loom_doorbell_never_loses_a_ring() {
 #[test]
 fn loom_doorbell_clear_never_forgets_a_later_ring() {
     loom::model(|| {
-        let bell = Arc::new(crate::doorbell::Doorbell::new());
+        let bell = Arc::new(crate::engine::doorbell::Doorbell::new());
         let (count, waker) = counter();
         let mut cx = std::task::Context::from_waker(&waker);
         // The task waits on the bell (its waker is registered), then clears

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::runtime::{self, Handle, RuntimeFlavor};
 use tokio::time::Instant;
 
-use crate::context;
+use crate::engine::context;
 
 /// Where a timer reads the time: always its driver's runtime's clock, never
 /// the ambient one, so a sleep made or reset from another runtime (whose test

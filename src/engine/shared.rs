@@ -23,9 +23,8 @@ use std::sync::atomic::Ordering;
 
 use tokio::time::Instant;
 
-use crate::clock::{Clock, TimeSource};
-use crate::error::Error;
-use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Signal};
+use crate::engine::clock::{Clock, TimeSource};
+use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Signal};
 
 /// The capacity budget of a timer built with `max_pending`.
 #[derive(Debug)]
@@ -33,6 +32,13 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Signal};
 pub(crate) struct Capacity {
     live: AtomicUsize,
     max: usize,
+}
+
+/// A reservation refused: the timer's `max_pending` live sleeps exist
+/// (the public [`Error`](crate::Error) is made from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AtCapacity {
+    pub(crate) max: usize,
 }
 
 #[derive(Debug)]
@@ -171,7 +177,7 @@ impl Shared {
 
     /// Takes one unit of the budget for a new sleep, failing at the limit.
     /// Unbounded timers always succeed without touching shared memory.
-    pub(crate) fn try_reserve(&self) -> Result<(), Error> {
+    pub(crate) fn try_reserve(&self) -> Result<(), AtCapacity> {
         let Some(cap) = &self.capacity else {
             return Ok(());
         };
@@ -180,7 +186,7 @@ impl Shared {
         let mut live = cap.live.load(Ordering::Relaxed);
         loop {
             if live >= cap.max {
-                return Err(Error::at_capacity(cap.max));
+                return Err(AtCapacity { max: cap.max });
             }
             match cap.live.compare_exchange_weak(
                 live,
@@ -292,7 +298,7 @@ mod tests {
         s.try_reserve().unwrap();
         s.try_reserve().unwrap();
         assert_eq!(s.live(), Some(2));
-        assert!(s.try_reserve().unwrap_err().is_at_capacity());
+        assert_eq!(s.try_reserve(), Err(AtCapacity { max: 2 }));
         s.release();
         assert_eq!(s.live(), Some(1));
         s.try_reserve().unwrap();

@@ -19,11 +19,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
-use crate::lateness::LatenessHistogram;
-use crate::shared::Shared;
-use crate::sync::{Mutex, MutexGuard};
-use crate::unwind;
-use crate::wheel::{Advance, Insert, Key, Reset, WakerCheck, Wheel};
+use crate::engine::lateness::LatenessHistogram;
+use crate::engine::shared::Shared;
+use crate::engine::sync::{Mutex, MutexGuard};
+use crate::engine::unwind;
+use crate::engine::wheel::{Advance, Insert, Key, Reset, WakerCheck, Wheel};
 
 /// Wakers collected under a shard lock before it is released to wake them.
 pub(crate) const WAKE_BATCH: usize = 64;
@@ -276,7 +276,7 @@ pub(crate) fn index_for_current_thread(shards: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Clock;
+    use crate::engine::clock::Clock;
     use std::sync::mpsc;
     use std::time::Duration;
 
@@ -284,7 +284,7 @@ mod tests {
     fn two_shards() -> (Arc<Shard>, Arc<Shard>) {
         let shared = Arc::new(Shared::new(
             Clock::new(tokio::time::Instant::now(), 1_000_000),
-            crate::clock::TimeSource::System,
+            crate::engine::clock::TimeSource::System,
             None,
         ));
         let shard = || Arc::new(Shard::new(Wheel::new(64, 1_000_000), shared.clone()));
@@ -314,7 +314,7 @@ mod tests {
     fn a_re_poll_is_pending_until_the_entry_fires_or_is_cancelled() {
         // It advances the wheel by hand: a wheel that never finishes an
         // advance must fail the run, not hang it.
-        let _watchdog = crate::wheel::watchdog::Watchdog::start();
+        let _watchdog = crate::engine::wheel::watchdog::Watchdog::start();
         let (a, _) = two_shards();
         let waker = Waker::noop();
         let Insert::Registered { key, .. } = a.register(5_000_000, waker) else {
@@ -333,7 +333,7 @@ mod tests {
         let mut woken = Vec::new();
         assert!(matches!(
             a.lock().advance(5, 5_000_000, &mut woken, 8),
-            crate::wheel::Advance::Idle
+            crate::engine::wheel::Advance::Idle
         ));
         assert_eq!(woken.len(), 1);
         assert_eq!(a.poll_registered(key, waker, never), Polled::Fired);

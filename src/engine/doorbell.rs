@@ -11,7 +11,7 @@
 use std::sync::PoisonError;
 use std::task::{Context, Poll, Waker};
 
-use crate::sync::Mutex;
+use crate::engine::sync::Mutex;
 
 #[derive(Debug, Default)]
 struct State {

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use tokio::runtime::Handle;
 use tokio::time::Instant;
 
-use crate::clock::{Clock, TimeSource};
-use crate::shard::{self, Shard};
-use crate::shared::Shared;
-use crate::trace::debug;
-use crate::wheel::Wheel;
+use crate::engine::clock::{Clock, TimeSource};
+use crate::engine::shard::{self, Shard};
+use crate::engine::shared::Shared;
+use crate::engine::trace::debug;
+use crate::engine::wheel::Wheel;
 
 /// Validated settings, from [`Builder`](crate::Builder).
 #[derive(Debug, Clone, Copy)]

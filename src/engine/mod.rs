@@ -1,0 +1,46 @@
+//! The engine: what turns deadlines into wake-ups. Nothing in here is public
+//! API (the lateness histogram's types are re-exported at the crate root as
+//! part of [`Stats`](crate::Stats)); the modules above it (`Timer`,
+//! `Sleep`, `Timeout`, `Interval`, the features built on them) reach down into
+//! it, and it reaches up to none of them.
+//!
+//! ```text
+//!  Sleep / Timeout / Interval / DelayQueue ...   (crate root and features)
+//!        |  register, reset, cancel                         ^ wake
+//!        v                                                  |
+//!  state: Inner = shards + shared + the driver's doorbell   |
+//!        |                                                  |
+//!  shard (one wheel behind its own lock) --- driver (one tokio task:
+//!        |                                    sleeps on tokio's clock,
+//!  wheel: ring + overflow + slab              fires due ticks, wakes tasks
+//!                                             outside the locks)
+//!  shared: clock, driver target, capacity, shutdown   doorbell: the driver's
+//!  clock, context: the timer's time source            tokio-timer hook
+//! ```
+//!
+//! - [`state`]: the state behind a `Timer` handle, shared with the driver.
+//! - [`shard`]: one wheel behind its own lock, and the registration protocol.
+//! - [`shared`]: what every shard, the driver and every sleep can reach.
+//! - [`wheel`]: one shard's hashed wheel (ring, overflow, slab of entries).
+//! - [`driver`]: the task that advances the wheels on tokio's clock.
+//! - [`doorbell`]: how tokio's timer processing reaches the driver.
+//! - [`clock`], [`context`]: the timer's clock, and which runtime is current.
+//! - [`lateness`]: the histogram each wheel records fired timers into.
+//! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
+//!   panic containment for wakers, and diagnostics.
+
+pub(crate) mod clock;
+pub(crate) mod context;
+pub(crate) mod doorbell;
+pub(crate) mod driver;
+pub(crate) mod lateness;
+pub(crate) mod shard;
+pub(crate) mod shared;
+pub(crate) mod state;
+pub(crate) mod sync;
+pub(crate) mod trace;
+pub(crate) mod unwind;
+pub(crate) mod wheel;
+
+#[cfg(all(test, tickwheel_loom))]
+mod loom_tests;
