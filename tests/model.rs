@@ -62,6 +62,8 @@ fn distance() -> impl Strategy<Value = Duration> {
         (1u64..20_000_000).prop_map(Duration::from_nanos),
         (1u64..400).prop_map(Duration::from_millis),
         (400u64..5_000).prop_map(Duration::from_millis),
+        // Past the overflow's array of 64 laps on every wheel tried.
+        (5_000u64..60_000).prop_map(Duration::from_millis),
     ]
 }
 

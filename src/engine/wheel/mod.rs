@@ -46,15 +46,16 @@
 //! the list surgery.
 
 pub(crate) mod bitmap;
+mod overflow;
 pub(crate) mod ring;
 mod slab;
 #[cfg(test)]
 pub(crate) mod watchdog;
 
-use std::collections::BTreeMap;
 use std::task::Waker;
 
 use self::bitmap::Bitmap;
+use self::overflow::Overflow;
 use self::ring::Ring;
 pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
@@ -135,8 +136,8 @@ pub(crate) struct Wheel {
     /// Head of each bucket of the current and the next lap.
     ring: Box<[u32]>,
     occupied: Bitmap,
-    /// Heads of the lists of later laps.
-    overflow: BTreeMap<u64, u32>,
+    /// The lists of later laps.
+    overflow: Overflow,
     /// Head of the list of entries that can never come due.
     never: u32,
     /// The last tick the driver can ever process: its clock saturates at
@@ -164,7 +165,7 @@ impl Wheel {
             slab: Slab::default(),
             ring: vec![NIL; buckets].into_boxed_slice(),
             occupied: Bitmap::new(buckets),
-            overflow: BTreeMap::new(),
+            overflow: Overflow::new(geometry.current_lap(0) + 2),
             never: NIL,
             last_tick: SATURATED / tick_ns,
             elapsed: 0,
@@ -378,7 +379,7 @@ impl Wheel {
                 continue;
             }
             // The ring is empty: look at the overflow.
-            let Some((&next_lap, _)) = self.overflow.first_key_value() else {
+            let Some(next_lap) = self.overflow.first() else {
                 self.set_elapsed(self.elapsed.max(now_tick));
                 return Advance::Idle;
             };
@@ -405,7 +406,7 @@ impl Wheel {
         // Firing the last tick of the next lap makes that lap's successor
         // current in one step, so up to two laps may move in here.
         let next = self.current_lap() + 1;
-        while let Some((&lap, _)) = self.overflow.first_key_value() {
+        while let Some(lap) = self.overflow.first() {
             if lap > next {
                 break;
             }
@@ -416,6 +417,7 @@ impl Wheel {
             );
             self.migrate(lap);
         }
+        self.overflow.slide(self.current_lap() + 2);
     }
 
     /// Fires the entries of `slot`; returns `false` if `out` filled up first
@@ -474,7 +476,7 @@ impl Wheel {
             self.in_ring(self.geometry.first_tick(lap)),
             "lap {lap} is too far"
         );
-        let mut index = self.overflow.remove(&lap).unwrap_or(NIL);
+        let mut index = self.overflow.take(lap);
         while index != NIL {
             let entry = self.slab.at_mut(index);
             // An entry reset to a later deadline goes where that one belongs.
@@ -497,7 +499,7 @@ impl Wheel {
             self.occupied.clear(slot);
             self.free_list(head, out);
         }
-        while let Some((_, head)) = self.overflow.pop_first() {
+        while let Some(head) = self.overflow.pop_first() {
             self.free_list(head, out);
         }
         let never = std::mem::replace(&mut self.never, NIL);
@@ -526,7 +528,7 @@ impl Wheel {
             self.occupied.set(slot);
             &mut self.ring[slot]
         } else {
-            self.overflow.entry(self.geometry.lap(tick)).or_insert(NIL)
+            self.overflow.head_mut(self.geometry.lap(tick))
         };
         let old = std::mem::replace(head, index);
         let entry = self.slab.at_mut(index);
@@ -562,13 +564,9 @@ impl Wheel {
             if next == NIL {
                 self.occupied.clear(slot);
             }
-        } else if next == NIL {
-            let removed = self.overflow.remove(&lap);
-            debug_assert_eq!(removed, Some(index));
         } else {
-            let head = self.overflow.get_mut(&lap).expect("overflow list exists");
-            debug_assert_eq!(*head, index);
-            *head = next;
+            debug_assert_eq!(self.overflow.head(lap), index);
+            self.overflow.set_head(lap, next);
         }
     }
 }

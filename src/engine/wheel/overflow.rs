@@ -1,0 +1,227 @@
+//! The overflow level: the lists of laps too far ahead for the ring (lap
+//! `C + 2` and later, with `C` the current lap), one list per lap.
+//!
+//! The next [`NEAR`] laps (`base .. base + NEAR`, `base = C + 2`) have an
+//! array slot each, `lap % NEAR`, and one bit each in an occupancy word, so a
+//! timer a few minutes away is linked with an index and found again with a
+//! rotate and a `trailing_zeros`, at the cost of the ring's own buckets.
+//! Laps beyond that wait in a `BTreeMap` and move into the array as the
+//! window slides over them, each once. On a 1 ms x 8192-slot wheel the array
+//! reaches about 9 minutes ahead; on 10 ms x 512, about 5.5 minutes.
+//!
+//! Invariant: every lap in the array is in `base .. base + NEAR`, every lap
+//! in the map is at or after `base + NEAR`, so the array's laps all come
+//! before the map's. Two laps of the window never share a slot (they differ
+//! by less than `NEAR`).
+
+use std::collections::BTreeMap;
+
+use super::slab::NIL;
+
+/// Laps held in the array.
+pub(crate) const NEAR: usize = 64;
+
+#[derive(Debug)]
+pub(crate) struct Overflow {
+    /// List head of lap `l` at `l % NEAR`, for laps in the window.
+    near: [u32; NEAR],
+    /// Bit `l % NEAR` set while lap `l`'s list is in `near`.
+    occupied: u64,
+    /// The first lap of the window: the current lap + 2.
+    base: u64,
+    /// List heads of laps past the window.
+    far: BTreeMap<u64, u32>,
+}
+
+impl Overflow {
+    /// An empty overflow whose window starts at lap `base`.
+    pub(crate) fn new(base: u64) -> Self {
+        Overflow {
+            near: [NIL; NEAR],
+            occupied: 0,
+            base,
+            far: BTreeMap::new(),
+        }
+    }
+
+    fn in_window(&self, lap: u64) -> bool {
+        debug_assert!(
+            lap >= self.base,
+            "lap {lap} is before the window at {}",
+            self.base
+        );
+        lap < self.base.saturating_add(NEAR as u64)
+    }
+
+    fn slot(lap: u64) -> usize {
+        (lap % NEAR as u64) as usize
+    }
+
+    /// The earliest lap with a list.
+    pub(crate) fn first(&self) -> Option<u64> {
+        if self.occupied != 0 {
+            let start = Self::slot(self.base) as u32;
+            let offset = self.occupied.rotate_right(start).trailing_zeros();
+            return Some(self.base + u64::from(offset));
+        }
+        self.far.first_key_value().map(|(&lap, _)| lap)
+    }
+
+    /// The head of `lap`'s list, made empty (`NIL`) if it has none; the
+    /// caller links an entry into it.
+    pub(crate) fn head_mut(&mut self, lap: u64) -> &mut u32 {
+        if self.in_window(lap) {
+            let slot = Self::slot(lap);
+            self.occupied |= 1 << slot;
+            &mut self.near[slot]
+        } else {
+            self.far.entry(lap).or_insert(NIL)
+        }
+    }
+
+    /// Removes `lap`'s list and returns its head (`NIL` if it had none).
+    pub(crate) fn take(&mut self, lap: u64) -> u32 {
+        if self.in_window(lap) {
+            let slot = Self::slot(lap);
+            self.occupied &= !(1 << slot);
+            std::mem::replace(&mut self.near[slot], NIL)
+        } else {
+            self.far.remove(&lap).unwrap_or(NIL)
+        }
+    }
+
+    /// The current head of `lap`'s list, which must exist.
+    pub(crate) fn head(&self, lap: u64) -> u32 {
+        if self.in_window(lap) {
+            self.near[Self::slot(lap)]
+        } else {
+            self.far.get(&lap).copied().unwrap_or(NIL)
+        }
+    }
+
+    /// Makes `head` the head of `lap`'s list, removing the list if `head`
+    /// is `NIL`.
+    pub(crate) fn set_head(&mut self, lap: u64, head: u32) {
+        if head == NIL {
+            self.take(lap);
+        } else {
+            *self.head_mut(lap) = head;
+        }
+    }
+
+    /// Removes the earliest list and returns its head.
+    pub(crate) fn pop_first(&mut self) -> Option<u32> {
+        let lap = self.first()?;
+        Some(self.take(lap))
+    }
+
+    /// Moves the window to start at lap `base`, after every lap before it
+    /// has been taken out; laps of the map that it now covers move into the
+    /// array.
+    pub(crate) fn slide(&mut self, base: u64) {
+        if base <= self.base {
+            return;
+        }
+        debug_assert!(
+            self.first().is_none_or(|first| first >= base),
+            "lap {:?} left before the window's new start {base}",
+            self.first()
+        );
+        self.base = base;
+        let end = base.saturating_add(NEAR as u64);
+        while let Some(entry) = self.far.first_entry() {
+            if *entry.key() >= end {
+                break;
+            }
+            let (lap, head) = entry.remove_entry();
+            let slot = Self::slot(lap);
+            debug_assert!(self.occupied & (1 << slot) == 0, "slot of lap {lap} taken");
+            self.occupied |= 1 << slot;
+            self.near[slot] = head;
+        }
+    }
+
+    /// The number of laps with a list.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.occupied.count_ones() as usize + self.far.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_laps_come_before_far_ones_and_the_window_wraps() {
+        // A window that starts mid-array: its laps wrap around slot 0.
+        let mut o = Overflow::new(100);
+        *o.head_mut(100 + NEAR as u64 + 5) = 7; // past the window: the map
+        assert_eq!(o.first(), Some(100 + NEAR as u64 + 5));
+        *o.head_mut(130) = 3; // slot 2, after the wrap
+        *o.head_mut(101) = 1; // slot 37
+        assert_eq!(o.first(), Some(101));
+        assert_eq!(o.len(), 3);
+        assert_eq!(o.take(101), 1);
+        assert_eq!(o.first(), Some(130));
+        assert_eq!(o.pop_first(), Some(3));
+        assert_eq!(o.first(), Some(100 + NEAR as u64 + 5));
+        assert_eq!(o.head(100 + NEAR as u64 + 5), 7);
+        assert_eq!(o.pop_first(), Some(7));
+        assert!(o.is_empty());
+        assert_eq!(o.pop_first(), None);
+    }
+
+    #[test]
+    fn sliding_moves_the_laps_it_covers_into_the_array_once() {
+        let mut o = Overflow::new(2);
+        let far = [2 + NEAR as u64, 2 + NEAR as u64 + 1, 500];
+        for (i, &lap) in far.iter().enumerate() {
+            *o.head_mut(lap) = i as u32;
+        }
+        assert_eq!((o.occupied, o.far.len()), (0, 3));
+        o.slide(4); // covers the first two
+        assert_eq!((o.occupied.count_ones(), o.far.len()), (2, 1));
+        assert_eq!(o.first(), Some(2 + NEAR as u64));
+        assert_eq!(o.head(2 + NEAR as u64 + 1), 1);
+        o.slide(4); // no move: nothing changes
+        assert_eq!(o.len(), 3);
+        // The wheel takes the laps out before it moves the window past them.
+        assert_eq!(o.take(2 + NEAR as u64), 0);
+        assert_eq!(o.take(2 + NEAR as u64 + 1), 1);
+        o.slide(500 - NEAR as u64); // lap 500 is one past the window
+        assert_eq!((o.occupied, o.far.len()), (0, 1));
+        o.slide(500 - NEAR as u64 + 1); // now it is the window's last lap
+        assert_eq!((o.occupied.count_ones(), o.far.len()), (1, 0));
+        assert_eq!(o.first(), Some(500));
+        assert_eq!(o.pop_first(), Some(2));
+    }
+
+    #[test]
+    fn set_head_to_nil_removes_the_list() {
+        let mut o = Overflow::new(0);
+        for lap in [5, 5 + 10 * NEAR as u64] {
+            *o.head_mut(lap) = 9;
+            o.set_head(lap, 4);
+            assert_eq!(o.head(lap), 4);
+            o.set_head(lap, NIL);
+            assert!(o.is_empty());
+            assert_eq!(o.first(), None);
+        }
+    }
+
+    #[test]
+    fn laps_near_the_end_of_time_do_not_overflow() {
+        let base = u64::MAX - 10;
+        let mut o = Overflow::new(base);
+        *o.head_mut(u64::MAX - 1) = 1;
+        assert_eq!(o.first(), Some(u64::MAX - 1));
+        o.slide(u64::MAX - 1);
+        assert_eq!(o.pop_first(), Some(1));
+    }
+}
