@@ -465,6 +465,7 @@ impl Timer {
     }
 
     #[track_caller]
+    #[inline]
     pub(crate) fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
         sleep_on(self.inner.shard().clone(), until, refuse)
     }
@@ -472,6 +473,7 @@ impl Timer {
 
 /// A new sleep on `shard`, the calling thread's shard of its timer.
 #[track_caller]
+#[inline]
 pub(crate) fn sleep_on(shard: Arc<Shard>, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
     let shared = &shard.shared;
     if shared.is_shutdown() {
