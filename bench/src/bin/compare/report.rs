@@ -146,7 +146,7 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             &overhead(Work::W1Ct),
         )
         .charted()
-        .target(0.75),
+        .target(targets::W1_CT_MAX),
         row(
             "W1 64 tasks on 2 workers",
             "W1 mt",
@@ -155,7 +155,7 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             &get(Work::W1Mt, "ns_per_op"),
         )
         .charted()
-        .target(0.4),
+        .target(targets::W1_MT_MAX),
         row(
             "W2 create+register+drop overhead",
             "W2",
@@ -164,7 +164,7 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             &overhead(Work::W2),
         )
         .charted()
-        .target(0.75),
+        .target(targets::W2_MAX),
         // tickwheel's column: the same W2 through `tickwheel::time::sleep`
         // on the runtime's default timer (no handle held); the others repeat
         // their W2 overhead, for the ratios.
@@ -186,7 +186,7 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             &get(Work::W3, "cpu_s"),
         )
         .charted()
-        .target(0.33),
+        .target(targets::W3_CPU_MAX),
         row(
             "W3 register, wall",
             "W3 reg",
@@ -276,7 +276,7 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             &get(Work::W7, "ns_per_reset"),
         )
         .charted()
-        .target(0.5),
+        .target(targets::W7_MAX),
     ]);
     rows
 }
