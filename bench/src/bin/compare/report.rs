@@ -208,7 +208,8 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             "ns/op",
             1,
             &get(Work::W4, "register_ns_0"),
-        ),
+        )
+        .target(targets::W4_MAX),
         row(
             "W4 register, 1M pending",
             "W4 1M",
@@ -216,7 +217,8 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             1,
             &get(Work::W4, "register_ns_1m"),
         )
-        .charted(),
+        .charted()
+        .target(targets::W4_MAX),
         row("W5 idle CPU", "W5 CPU", "ms", 2, &get(Work::W5, "cpu_ms")).charted(),
         row(
             "W5 idle context switches",
