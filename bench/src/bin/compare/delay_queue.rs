@@ -433,6 +433,7 @@ pub fn targets(r: &Results) -> Vec<Target> {
             name: name.to_string(),
             rule: "<= 0.5 x tokio-util's (medians)".to_string(),
             met: x.map(|x| x <= 0.5),
+            judged: true,
             detail: format!(
                 "tickwheel {} {unit}, tokio-util {} {unit}: {}x",
                 fmt_spread(t, digits),
@@ -452,6 +453,7 @@ pub fn targets(r: &Results) -> Vec<Target> {
             .map(|(p, t)| p <= t + 2.0)
             .zip(every_rep(&early, r.reps, |e| e == 0.0))
             .map(|(a, b)| a && b),
+        judged: true,
         detail: format!(
             "p99 {} ms (tick {} ms), early {}",
             fmt_spread(p99, 2),

@@ -241,7 +241,8 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
             2,
             &get(Work::W6, "p99_ms"),
         )
-        .charted(),
+        .charted()
+        .target(targets::W6_P99_MAX),
         row(
             "W6 lateness max",
             "W6 max",
