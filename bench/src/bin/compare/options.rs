@@ -12,11 +12,17 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
   --alt-timer      measure tokio's alternative timer too (default without --quick);
                    it needs a second build, with --cfg tokio_unstable, in target/alt-timer
   --no-alt-timer   do not (default with --quick)
-  --w6-tick-ms N   the tick of W6's second tickwheel run (default 1)
+  --w6-tick-ms N   the tick of W6's second tickwheel run, for comparison with the
+                   default 1 ms tick (default 10, the default before 1 ms)
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
   its alternative timer (only in a --cfg tokio_unstable build).";
+
+/// The tick of W6's second tickwheel run unless `--w6-tick-ms` says
+/// otherwise: tickwheel's default before it became 1 ms, so the report shows
+/// what the finer default changed.
+pub const DEFAULT_W6_TICK_MS: u32 = 10;
 
 /// What one child runs.
 pub struct Child {
@@ -55,7 +61,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         quick: false,
         reps: None,
         alt_timer: None,
-        w6_tick_ms: 1,
+        w6_tick_ms: DEFAULT_W6_TICK_MS,
         child: None,
     };
     let mut tick_ms = None;
@@ -108,7 +114,7 @@ mod tests {
     fn parent_defaults_and_flags() {
         let o = parse(&args("")).unwrap();
         assert!(!o.quick && o.reps.is_none() && o.alt_timer.is_none() && o.child.is_none());
-        assert_eq!(o.w6_tick_ms, 1);
+        assert_eq!(o.w6_tick_ms, 10);
         let o = parse(&args("--quick --reps 3 --alt-timer --w6-tick-ms 2")).unwrap();
         assert!(o.quick);
         assert_eq!(

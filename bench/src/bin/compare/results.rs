@@ -70,6 +70,18 @@ impl Results {
             .insert(rep, figures);
     }
 
+    /// Adds `key` to the figures of `run` in repetition `rep` (tests build
+    /// their results a figure at a time).
+    #[cfg(test)]
+    pub fn insert_one(&mut self, run: Run, rep: usize, key: &str, value: f64) {
+        self.runs
+            .entry((run.work.name(), run.sys.name(), run.variant))
+            .or_default()
+            .entry(rep)
+            .or_default()
+            .insert(key.to_string(), value);
+    }
+
     /// `key` of `sys` (as `variant`) in `work`, per repetition.
     pub fn per_rep(&self, work: Work, sys: Sys, variant: Variant, key: &str) -> PerRep {
         self.runs

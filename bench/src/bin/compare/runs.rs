@@ -76,7 +76,7 @@ pub struct Plan {
 }
 
 /// The runs of one repetition of `work`, in order: its systems, with
-/// tickwheel's W6 at the finer tick right after tickwheel and tokio's
+/// tickwheel's W6 at the second tick right after tickwheel and tokio's
 /// alternative timer right after tokio.
 pub fn runs_of(work: Work, plan: &Plan) -> Vec<Run> {
     let mut runs = Vec::new();
@@ -136,7 +136,7 @@ mod tests {
 
     fn labels(work: Work, alt_timer: bool) -> Vec<String> {
         let plan = Plan {
-            w6_tick_ms: 1,
+            w6_tick_ms: crate::options::DEFAULT_W6_TICK_MS,
             alt_timer,
         };
         runs_of(work, &plan).iter().map(Run::label).collect()
@@ -154,7 +154,7 @@ mod tests {
         );
         assert_eq!(
             labels(Work::W6, false),
-            ["tickwheel", "tickwheel tick 1 ms", "tokio", "pingora"]
+            ["tickwheel", "tickwheel tick 10 ms", "tokio", "pingora"]
         );
         // The delay queues: tickwheel's and tokio-util's (the `tokio` system),
         // on a current-thread runtime, where the alternative timer does not
