@@ -41,7 +41,7 @@ use crate::report::{fmt_opt, fmt_spread, ratio};
 use crate::results::{Results, Spread};
 use crate::runs::Variant;
 use crate::systems::{emit, Figures, Sizes, Sys, Work};
-use crate::targets::{self, median, Target};
+use crate::targets::{self, every_rep, median, Target};
 
 /// Items pending while DQ2 and DQ3 churn.
 const STANDING: usize = 10_000;
@@ -414,14 +414,16 @@ pub fn report(r: &Results) -> String {
     s
 }
 
-/// The delay-queue targets ("Precision and speed 3"): DQ2's and DQ3's CPU
-/// per operation at most half of tokio-util's (medians), in both their
-/// variants. DQ1's figures are in the table, without a target.
+/// The delay-queue targets: CPU and memory at most half of tokio-util's
+/// (medians), DQ2's and DQ3's in both their variants, and DQ1's lateness
+/// within a tick and 2 ms (median p99) with no item early in any repetition.
 pub fn targets(r: &Results) -> Vec<Target> {
     /// The ratio to tokio-util's median, at most.
     const MAX: f64 = 0.5;
     let mut out = Vec::new();
     for (name, work, key, unit, digits) in [
+        ("DQ1 CPU", Work::Dq1, "cpu_s", "s", 3),
+        ("DQ1 memory per item", Work::Dq1, "bytes_per_item", "B", 1),
         ("DQ2 CPU per op", Work::Dq2, "cpu_ns_per_op", "ns", 1),
         (
             "DQ2 CPU per op, random delays",
@@ -457,6 +459,25 @@ pub fn targets(r: &Results) -> Vec<Target> {
             ),
         });
     }
+    let p99 = spread(r, Work::Dq1, Sys::Tickwheel, "p99_ms");
+    let tick = median(spread(r, Work::Dq1, Sys::Tickwheel, "resolution_ms"));
+    let early = r.per_rep(Work::Dq1, Sys::Tickwheel, Variant::Plain, "early");
+    out.push(Target {
+        name: "DQ1 lateness".to_string(),
+        rule: "p99 <= 1 tick + 2 ms (median); 0 early in every repetition".to_string(),
+        met: median(p99)
+            .zip(tick)
+            .map(|(p, t)| p <= t + 2.0)
+            .zip(every_rep(&early, r.reps, |e| e == 0.0))
+            .map(|(a, b)| a && b),
+        judged: true,
+        detail: format!(
+            "p99 {} ms (tick {} ms), early {}",
+            fmt_spread(p99, 2),
+            fmt_opt(tick, 0),
+            fmt_spread(Spread::of(early.values().copied()), 0)
+        ),
+    });
     out
 }
 
@@ -517,6 +538,37 @@ mod tests {
         );
         assert_eq!(verdict(&r, "DQ2 CPU per op"), Some(false));
         assert_eq!(verdict(&r, "DQ3 CPU per op"), None);
+    }
+
+    #[test]
+    fn lateness_needs_no_early_item_in_any_repetition() {
+        let dq1 =
+            |p99, early| figures(&[("p99_ms", p99), ("resolution_ms", 10.0), ("early", early)]);
+        // Median p99 12.5 ms, above the 10 ms tick + 2 ms.
+        let late = results(
+            Work::Dq1,
+            &[
+                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
+                (dq1(14.0, 0.0), dq1(1.0, 0.0)),
+            ],
+        );
+        assert_eq!(verdict(&late, "DQ1 lateness"), Some(false));
+        let on_time = results(
+            Work::Dq1,
+            &[
+                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
+                (dq1(12.5, 0.0), dq1(1.0, 0.0)),
+            ],
+        );
+        assert_eq!(verdict(&on_time, "DQ1 lateness"), Some(true));
+        let one_early = results(
+            Work::Dq1,
+            &[
+                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
+                (dq1(11.0, 1.0), dq1(1.0, 0.0)),
+            ],
+        );
+        assert_eq!(verdict(&one_early, "DQ1 lateness"), Some(false));
     }
 
     #[test]
