@@ -37,11 +37,11 @@
 //! is therefore at or after its bucket's tick, never before; items in the
 //! other lists always sit where their deadline says.
 
-use std::collections::BTreeMap;
-
 use super::slab::{Deadline, Slab, HEAD, NIL};
-use crate::engine::clock::{tick_ceil, Clock};
+use crate::engine::clock::Clock;
+use crate::engine::tick_div::TickDiv;
 use crate::engine::wheel::bitmap::Bitmap;
+use crate::engine::wheel::overflow::Overflow;
 use crate::engine::wheel::ring::Ring;
 use crate::engine::wheel::SATURATED;
 
@@ -130,14 +130,14 @@ pub(super) struct Buckets {
     /// How many ring buckets are non-empty (the bits set in `occupied`).
     busy_buckets: usize,
     geometry: Ring,
-    /// Heads of the lists of later laps.
-    overflow: BTreeMap<u64, u32>,
+    /// The lists of later laps.
+    overflow: Overflow,
     never: u32,
     due: u32,
     due_tail: u32,
     /// Every ring bucket up to and including this tick is empty.
     elapsed: u64,
-    tick_ns: u64,
+    tick: TickDiv,
     /// The last tick the timer's clock can reach.
     last_tick: u64,
 }
@@ -153,19 +153,19 @@ impl Buckets {
             occupied: Bitmap::new(buckets),
             busy_buckets: 0,
             geometry,
-            overflow: BTreeMap::new(),
+            overflow: Overflow::new(geometry.current_lap(elapsed) + 2, NIL),
             never: NIL,
             due: NIL,
             due_tail: NIL,
             elapsed,
-            tick_ns,
+            tick: TickDiv::new(tick_ns),
             last_tick: SATURATED / tick_ns,
         }
     }
 
     /// The tick a deadline (signed nanoseconds from the origin) rounds up to.
     pub(super) fn tick_of(&self, offset: i64) -> u64 {
-        tick_ceil(Clock::wheel_ns(offset), self.tick_ns)
+        self.tick.ceil(Clock::wheel_ns(offset))
     }
 
     /// Whether the linked item at `index` heads its list. Only a head can
@@ -188,19 +188,19 @@ impl Buckets {
     /// <= tick` without its division, for the paths every remove and reset
     /// takes.
     pub(super) fn due_by(&self, deadline: Deadline, tick: u64) -> bool {
-        Clock::wheel_ns(deadline.offset()) <= tick.saturating_mul(self.tick_ns)
+        Clock::wheel_ns(deadline.offset()) <= tick.saturating_mul(self.tick.ns())
     }
 
     /// The last tick whose boundary a clock reading `now` (an offset) has
     /// reached.
     pub(super) fn tick_floor(&self, now: i64) -> u64 {
-        Clock::wheel_ns(now) / self.tick_ns
+        self.tick.floor(Clock::wheel_ns(now))
     }
 
     /// The offset of tick `tick`'s boundary (`tick <= last_tick`).
     pub(super) fn boundary(&self, tick: u64) -> i64 {
         debug_assert!(tick <= self.last_tick, "tick {tick} is past the clock");
-        (tick * self.tick_ns) as i64
+        (tick * self.tick.ns()) as i64
     }
 
     /// Every ring bucket up to this tick is empty.
@@ -229,7 +229,7 @@ impl Buckets {
             self.occupied.set(bucket);
         } else {
             let lap = self.geometry.lap(tick);
-            let head = self.overflow.entry(lap).or_insert(NIL);
+            let head = self.overflow.head_mut(lap);
             *head = push_front(slab, *head, index, List::Overflow((lap & LAP_MASK) as u32));
         }
         Placed::At(tick)
@@ -258,11 +258,7 @@ impl Buckets {
             Some(List::Overflow(low)) => {
                 // Not from the item's deadline, which may have moved later.
                 let lap = self.lap_of(low, index);
-                if next == NIL {
-                    self.overflow.remove(&lap);
-                } else if let Some(head) = self.overflow.get_mut(&lap) {
-                    *head = next;
-                }
+                self.overflow.set_head(lap, next);
             }
             Some(List::Due) => self.due = next,
             Some(List::Never) => self.never = next,
@@ -304,7 +300,7 @@ impl Buckets {
                 None => {
                     // The ring is empty: the next far lap moves in once the
                     // lap before it becomes current.
-                    let &lap = self.overflow.keys().next()?;
+                    let lap = self.overflow.first()?;
                     let move_in = self.geometry.move_in_tick(lap);
                     if move_in > seen {
                         return None;
@@ -352,8 +348,8 @@ impl Buckets {
                 "an item moved later in place from tick {tick} went to {placed:?}"
             );
         }
-        match self.overflow.keys().next() {
-            Some(&lap) => Wake::At(self.geometry.move_in_tick(lap)),
+        match self.overflow.first() {
+            Some(lap) => Wake::At(self.geometry.move_in_tick(lap)),
             None => Wake::Never,
         }
     }
@@ -386,7 +382,7 @@ impl Buckets {
             scan(self.ring[bucket], &mut best);
             elapsed = tick;
         }
-        for (&lap, &head) in &self.overflow {
+        for (lap, head) in self.overflow.iter() {
             if best.is_some_and(|(b, _)| b < self.geometry.first_tick(lap)) {
                 break;
             }
@@ -414,7 +410,7 @@ impl Buckets {
         self.ring.fill(NIL);
         self.occupied = Bitmap::new(self.ring.len());
         self.busy_buckets = 0;
-        self.overflow.clear();
+        self.overflow = Overflow::new(self.geometry.current_lap(self.elapsed) + 2, NIL);
         self.never = NIL;
         self.due = NIL;
         self.due_tail = NIL;
@@ -428,9 +424,9 @@ impl Buckets {
         let period = LAP_MASK + 1;
         let min = self.geometry.current_lap(self.elapsed) + 2;
         let mut lap = min + ((u64::from(low)).wrapping_sub(min) & LAP_MASK);
-        while self.overflow.get(&lap) != Some(&index) {
+        while self.overflow.get(lap) != Some(index) {
             debug_assert!(
-                self.overflow.range(lap..).next().is_some(),
+                self.overflow.iter().any(|(l, _)| l >= lap),
                 "item {index} heads no overflow lap with low bits {low}"
             );
             lap += period;
@@ -455,8 +451,8 @@ impl Buckets {
         self.busy_buckets == 0
             && self
                 .overflow
-                .first_key_value()
-                .is_some_and(|(&lap, _)| self.geometry.move_in_tick(lap) == tick)
+                .first()
+                .is_some_and(|lap| self.geometry.move_in_tick(lap) == tick)
     }
 
     /// The first non-empty bucket after `elapsed`, and its tick.
@@ -493,11 +489,11 @@ impl Buckets {
         // Processing the last tick of the next lap makes its successor
         // current in one step, so up to two laps may move in here.
         let next_lap = self.geometry.current_lap(elapsed) + 1;
-        while let Some(entry) = self.overflow.first_entry() {
-            if *entry.key() > next_lap {
+        while let Some(lap) = self.overflow.first() {
+            if lap > next_lap {
                 break;
             }
-            let mut at = entry.remove();
+            let mut at = self.overflow.take(lap);
             while at != NIL {
                 let next = slab.at(at).next();
                 // In the ring now, unless its deadline moved later in place
@@ -515,6 +511,7 @@ impl Buckets {
                 at = next;
             }
         }
+        self.overflow.slide(self.geometry.current_lap(elapsed) + 2);
     }
 
     /// Inserts the unlinked item at `index` (of tick `tick`) into the `due`

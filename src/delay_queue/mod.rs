@@ -19,7 +19,9 @@
 //! The queue keeps its items in its own structure, which no lock guards (it
 //! is `&mut self` throughout, as tokio-util's): a slab of 24-byte slots plus
 //! a 4-byte generation each (for a `u64` value; `slab.rs`), linked into a
-//! small hashed wheel of the timer's tick and slot count (`buckets.rs`). It
+//! small hashed wheel of the timer's tick, with at most 512 slots whatever
+//! the timer's (a ring of about 4 KiB per queue; items up to 64 laps past the
+//! ring wait in an array, later ones in a map: `buckets.rs`). It
 //! puts exactly one [`Sleep`] on the timer, set for the earliest tick that
 //! holds an item and moved with a reset when that changes, so a queue of a
 //! million items costs the timer one entry, and its task one waker.
@@ -50,6 +52,12 @@ use self::slab::{Deadline, Slab};
 use crate::engine::shared::Shared;
 use crate::sleep::Sleep;
 use crate::timer::Timer;
+
+/// The most slots a queue's ring has. The ring is memory every queue pays
+/// (4 bytes a bucket, two laps), and a service may keep a queue per
+/// connection: 512 slots is 4 KiB, where the timer's default 8192 would be
+/// 64 KiB. Items beyond the ring cost no more to insert (see `buckets.rs`).
+const QUEUE_SLOTS: usize = 512;
 
 /// A queue of items that each come out once their deadline has passed:
 /// tokio-util's `DelayQueue`, on the wheel.
@@ -279,11 +287,12 @@ impl<T> DelayQueue<T> {
         let sleep = timer.sleep(Duration::MAX);
         let tick_ns = u64::try_from(timer.tick().as_nanos()).unwrap_or(u64::MAX);
         let now = sleep.shared().now_offset();
-        let origin = Buckets::new(timer.slots(), tick_ns, 0);
+        let slots = timer.slots().min(QUEUE_SLOTS);
+        let origin = Buckets::new(slots, tick_ns, 0);
         let seen = origin.tick_floor(now);
         let mut queue = DelayQueue {
             slab: Slab::new(),
-            buckets: Buckets::new(timer.slots(), tick_ns, seen),
+            buckets: Buckets::new(slots, tick_ns, seen),
             seen,
             // `Duration::MAX`: a deadline that never comes.
             armed: ARMED_NEVER,

@@ -3,9 +3,9 @@
 //! Everything inside the wheel is measured in nanoseconds since the timer's
 //! `origin` (the instant it was built) and in ticks of `tick_ns` nanoseconds.
 //! This file owns the rounding rules that make the precision contract hold:
-//! a deadline maps to the *next* tick boundary at or after it (`tick_ceil`),
-//! and the driver only processes a tick once the clock has reached its
-//! boundary (`tick_floor` of now). Nothing here touches shared state.
+//! a deadline maps to the *next* tick boundary at or after it (the ceiling of
+//! its division by the tick, [`TickDiv::ceil`]), and the driver only processes
+//! a tick once the clock has reached its boundary (the floor of now's). Nothing here touches shared state.
 //!
 //! It also owns where "now" comes from: [`TimeSource`] reads the clock of the
 //! runtime that hosts the timer's driver, whichever runtime (or none) the
@@ -17,6 +17,7 @@ use tokio::runtime::{self, Handle, RuntimeFlavor};
 use tokio::time::Instant;
 
 use crate::engine::context;
+use crate::engine::tick_div::TickDiv;
 
 /// Where a timer reads the time: always its driver's runtime's clock, never
 /// the ambient one, so a sleep made or reset from another runtime (whose test
@@ -130,14 +131,17 @@ fn in_runtime(id: runtime::Id) -> bool {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
     origin: Instant,
-    tick_ns: u64,
+    tick: TickDiv,
 }
 
 impl Clock {
     /// `tick_ns` must be non-zero; the builder guarantees it.
     pub(crate) fn new(origin: Instant, tick_ns: u64) -> Self {
         debug_assert!(tick_ns > 0, "tick length must be non-zero");
-        Clock { origin, tick_ns }
+        Clock {
+            origin,
+            tick: TickDiv::new(tick_ns),
+        }
     }
 
     /// Signed nanoseconds from the origin to `t`, saturating at `i64` bounds
@@ -175,7 +179,7 @@ impl Clock {
     /// The instant at which tick `tick` begins, or `None` if the platform's
     /// `Instant` cannot express it (then no clock ever reaches it either).
     pub(crate) fn tick_instant(&self, tick: u64) -> Option<Instant> {
-        let ns = tick.checked_mul(self.tick_ns)?;
+        let ns = tick.checked_mul(self.tick.ns())?;
         self.origin.checked_add(Duration::from_nanos(ns))
     }
 
@@ -189,15 +193,8 @@ impl Clock {
     /// last tick whose boundary is at or before `now`.
     pub(crate) fn now_tick(&self, now: Instant) -> (u64, u64) {
         let ns = Self::wheel_ns(self.offset(now));
-        (ns, ns / self.tick_ns)
+        (ns, self.tick.floor(ns))
     }
-}
-
-/// The first tick boundary at or after `deadline_ns`: deadlines round *up*,
-/// which is what makes a timer never fire early. A deadline exactly on a
-/// boundary fires at that boundary, not one tick later.
-pub(crate) fn tick_ceil(deadline_ns: u64, tick_ns: u64) -> u64 {
-    deadline_ns.div_ceil(tick_ns)
 }
 
 fn saturate_i64(d: Duration) -> i64 {
@@ -222,12 +219,12 @@ mod tests {
 
     #[test]
     fn deadlines_round_up_to_the_next_boundary() {
-        let t = 10_000_000;
-        assert_eq!(tick_ceil(0, t), 0);
-        assert_eq!(tick_ceil(1, t), 1);
-        assert_eq!(tick_ceil(10_000_000, t), 1, "a boundary maps to itself");
-        assert_eq!(tick_ceil(10_000_001, t), 2);
-        assert_eq!(tick_ceil(u64::MAX, t), u64::MAX.div_ceil(t));
+        let t = TickDiv::new(10_000_000);
+        assert_eq!(t.ceil(0), 0);
+        assert_eq!(t.ceil(1), 1);
+        assert_eq!(t.ceil(10_000_000), 1, "a boundary maps to itself");
+        assert_eq!(t.ceil(10_000_001), 2);
+        assert_eq!(t.ceil(u64::MAX), u64::MAX.div_ceil(10_000_000));
     }
 
     #[test]
@@ -273,7 +270,7 @@ mod tests {
         );
         // The boundary of the tick a deadline rounds up to is at or after it.
         let deadline = 25_000_001;
-        let tick = tick_ceil(deadline, c.tick_ns);
+        let tick = c.tick.ceil(deadline);
         assert_eq!(
             c.tick_instant(tick),
             Some(c.origin + Duration::from_millis(30))

@@ -38,6 +38,7 @@ pub(crate) mod shard;
 pub(crate) mod shared;
 pub(crate) mod state;
 pub(crate) mod sync;
+pub(crate) mod tick_div;
 pub(crate) mod trace;
 pub(crate) mod unwind;
 pub(crate) mod wheel;

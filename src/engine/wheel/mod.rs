@@ -46,7 +46,7 @@
 //! the list surgery.
 
 pub(crate) mod bitmap;
-mod overflow;
+pub(crate) mod overflow;
 pub(crate) mod ring;
 mod slab;
 #[cfg(test)]
@@ -61,16 +61,12 @@ pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, MAX_LAG, NIL};
 use crate::engine::lateness::LatenessHistogram;
+use crate::engine::tick_div::TickDiv;
 
 /// Deadlines at or past this many nanoseconds since the origin have
 /// saturated (`Duration::MAX`, or instants about 292 years away): they never
 /// fire. The driver's clock saturates here too.
 pub(crate) const SATURATED: u64 = i64::MAX as u64;
-
-/// The last tick whose boundary is at or before `now_ns`.
-fn now_tick_of(now_ns: u64, tick_ns: u64) -> u64 {
-    now_ns / tick_ns
-}
 
 /// What happened to a registration attempt.
 #[derive(Debug)]
@@ -147,7 +143,7 @@ pub(crate) struct Wheel {
     elapsed: u64,
     /// The ring's arithmetic (laps, buckets, move-in ticks).
     geometry: Ring,
-    tick_ns: u64,
+    tick: TickDiv,
     shutdown: bool,
     counters: Counters,
     lateness: LatenessHistogram,
@@ -165,12 +161,12 @@ impl Wheel {
             slab: Slab::default(),
             ring: vec![NIL; buckets].into_boxed_slice(),
             occupied: Bitmap::new(buckets),
-            overflow: Overflow::new(geometry.current_lap(0) + 2),
+            overflow: Overflow::new(geometry.current_lap(0) + 2, NIL),
             never: NIL,
             last_tick: SATURATED / tick_ns,
             elapsed: 0,
             geometry,
-            tick_ns,
+            tick: TickDiv::new(tick_ns),
             shutdown: false,
             counters: Counters::default(),
             lateness: LatenessHistogram::default(),
@@ -194,7 +190,7 @@ impl Wheel {
     }
 
     fn tick_of(&self, deadline_ns: u64) -> u64 {
-        crate::engine::clock::tick_ceil(deadline_ns, self.tick_ns)
+        self.tick.ceil(deadline_ns)
     }
 
     /// Whether an entry due at `deadline_ns` (in `tick`) can ever fire.
@@ -448,7 +444,7 @@ impl Wheel {
                 }
                 self.slab.at_mut(head).set_lag(0);
                 let tick = self.tick_of(deadline);
-                if tick > now_tick_of(now_ns, self.tick_ns) {
+                if tick > self.tick.floor(now_ns) {
                     self.link(head, tick);
                     self.counters.migrated += 1;
                     continue;

@@ -16,8 +16,6 @@
 
 use std::collections::BTreeMap;
 
-use super::slab::NIL;
-
 /// Laps held in the array.
 pub(crate) const NEAR: usize = 64;
 
@@ -31,16 +29,21 @@ pub(crate) struct Overflow {
     base: u64,
     /// List heads of laps past the window.
     far: BTreeMap<u64, u32>,
+    /// The list end of the lists' owner (the wheel's and the delay queue's
+    /// slabs have their own).
+    nil: u32,
 }
 
 impl Overflow {
-    /// An empty overflow whose window starts at lap `base`.
-    pub(crate) fn new(base: u64) -> Self {
+    /// An empty overflow whose window starts at lap `base`, for lists that
+    /// end in `nil`.
+    pub(crate) fn new(base: u64, nil: u32) -> Self {
         Overflow {
-            near: [NIL; NEAR],
+            near: [nil; NEAR],
             occupied: 0,
             base,
             far: BTreeMap::new(),
+            nil,
         }
     }
 
@@ -67,7 +70,7 @@ impl Overflow {
         self.far.first_key_value().map(|(&lap, _)| lap)
     }
 
-    /// The head of `lap`'s list, made empty (`NIL`) if it has none; the
+    /// The head of `lap`'s list, made empty (`nil`) if it has none; the
     /// caller links an entry into it.
     pub(crate) fn head_mut(&mut self, lap: u64) -> &mut u32 {
         if self.in_window(lap) {
@@ -75,34 +78,52 @@ impl Overflow {
             self.occupied |= 1 << slot;
             &mut self.near[slot]
         } else {
-            self.far.entry(lap).or_insert(NIL)
+            self.far.entry(lap).or_insert(self.nil)
         }
     }
 
-    /// Removes `lap`'s list and returns its head (`NIL` if it had none).
+    /// Removes `lap`'s list and returns its head (`nil` if it had none).
     pub(crate) fn take(&mut self, lap: u64) -> u32 {
         if self.in_window(lap) {
             let slot = Self::slot(lap);
             self.occupied &= !(1 << slot);
-            std::mem::replace(&mut self.near[slot], NIL)
+            std::mem::replace(&mut self.near[slot], self.nil)
         } else {
-            self.far.remove(&lap).unwrap_or(NIL)
+            self.far.remove(&lap).unwrap_or(self.nil)
         }
     }
 
     /// The current head of `lap`'s list, which must exist.
     pub(crate) fn head(&self, lap: u64) -> u32 {
-        if self.in_window(lap) {
+        self.get(lap).unwrap_or(self.nil)
+    }
+
+    /// The head of `lap`'s list, if it has one.
+    pub(crate) fn get(&self, lap: u64) -> Option<u32> {
+        if lap < self.base {
+            return None;
+        }
+        let head = if self.in_window(lap) {
             self.near[Self::slot(lap)]
         } else {
-            self.far.get(&lap).copied().unwrap_or(NIL)
-        }
+            self.far.get(&lap).copied().unwrap_or(self.nil)
+        };
+        (head != self.nil).then_some(head)
+    }
+
+    /// Every list as `(lap, head)`, in lap order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        (0..NEAR as u64)
+            .map(move |offset| self.base + offset)
+            .filter(move |&lap| self.occupied & (1 << Self::slot(lap)) != 0)
+            .map(move |lap| (lap, self.near[Self::slot(lap)]))
+            .chain(self.far.iter().map(|(&lap, &head)| (lap, head)))
     }
 
     /// Makes `head` the head of `lap`'s list, removing the list if `head`
-    /// is `NIL`.
+    /// is `nil`.
     pub(crate) fn set_head(&mut self, lap: u64, head: u32) {
-        if head == NIL {
+        if head == self.nil {
             self.take(lap);
         } else {
             *self.head_mut(lap) = head;
@@ -157,10 +178,12 @@ impl Overflow {
 mod tests {
     use super::*;
 
+    const NIL: u32 = u32::MAX;
+
     #[test]
     fn near_laps_come_before_far_ones_and_the_window_wraps() {
         // A window that starts mid-array: its laps wrap around slot 0.
-        let mut o = Overflow::new(100);
+        let mut o = Overflow::new(100, NIL);
         *o.head_mut(100 + NEAR as u64 + 5) = 7; // past the window: the map
         assert_eq!(o.first(), Some(100 + NEAR as u64 + 5));
         *o.head_mut(130) = 3; // slot 2, after the wrap
@@ -179,7 +202,7 @@ mod tests {
 
     #[test]
     fn sliding_moves_the_laps_it_covers_into_the_array_once() {
-        let mut o = Overflow::new(2);
+        let mut o = Overflow::new(2, NIL);
         let far = [2 + NEAR as u64, 2 + NEAR as u64 + 1, 500];
         for (i, &lap) in far.iter().enumerate() {
             *o.head_mut(lap) = i as u32;
@@ -203,8 +226,24 @@ mod tests {
     }
 
     #[test]
+    fn iter_and_get_see_every_list_in_lap_order() {
+        let mut o = Overflow::new(40, NIL);
+        let laps = [40 + NEAR as u64 + 3, 41, 40 + NEAR as u64 - 1, 70, 1_000];
+        for (i, &lap) in laps.iter().enumerate() {
+            *o.head_mut(lap) = i as u32;
+        }
+        let mut sorted: Vec<(u64, u32)> = laps.iter().copied().zip(0..).collect();
+        sorted.sort_unstable();
+        assert_eq!(o.iter().collect::<Vec<_>>(), sorted);
+        assert_eq!(o.get(70), Some(3));
+        assert_eq!(o.get(71), None);
+        assert_eq!(o.get(39), None, "before the window");
+        assert_eq!(o.get(2_000), None);
+    }
+
+    #[test]
     fn set_head_to_nil_removes_the_list() {
-        let mut o = Overflow::new(0);
+        let mut o = Overflow::new(0, NIL);
         for lap in [5, 5 + 10 * NEAR as u64] {
             *o.head_mut(lap) = 9;
             o.set_head(lap, 4);
@@ -218,7 +257,7 @@ mod tests {
     #[test]
     fn laps_near_the_end_of_time_do_not_overflow() {
         let base = u64::MAX - 10;
-        let mut o = Overflow::new(base);
+        let mut o = Overflow::new(base, NIL);
         *o.head_mut(u64::MAX - 1) = 1;
         assert_eq!(o.first(), Some(u64::MAX - 1));
         o.slide(u64::MAX - 1);
