@@ -6,9 +6,9 @@
 //! future side by side on a paused clock, as a `tokio::time` user writes a
 //! timer test (tokio-test's mock task, `assert_pending!`, `assert_ready!`,
 //! `is_woken()`, no extra yields after `advance`). The runtime's default
-//! timer is started by the first call, at the test's start, so its 10 ms
-//! ticks fall on tokio's millisecond grid, and deadlines that are whole
-//! ticks match tokio's to the instant.
+//! timer is started by the first call, at the test's start, so its 1 ms
+//! ticks (the default) are tokio's millisecond grid, and whole-millisecond
+//! deadlines match tokio's to the instant.
 
 mod common;
 
@@ -18,7 +18,7 @@ use std::time::Duration;
 use common::watchdog::within_30_s;
 
 use tickwheel::time::{self, Instant};
-use tickwheel::{BuildError, Timer};
+use tickwheel::{BuildError, Builder, Timer};
 use tokio_test::{assert_pending, assert_ready, assert_ready_eq, assert_ready_err, task};
 
 fn ms(n: u64) -> Duration {
@@ -274,12 +274,14 @@ fn a_late_install_is_refused() {
     let _watchdog = common::Watchdog::start();
     let used = paused_runtime();
     used.block_on(async { time::sleep(ms(10)).await });
+    let late_tick = ms(10);
+    assert_ne!(late_tick, Builder::DEFAULT_TICK, "the refusal must show");
     let late = Timer::builder()
-        .tick(ms(1))
+        .tick(late_tick)
         .runtime(used.handle().clone())
         .install();
     assert_eq!(late.unwrap_err(), BuildError::AlreadyInstalled);
-    used.block_on(async { assert_eq!(Timer::current().tick(), ms(10)) });
+    used.block_on(async { assert_eq!(Timer::current().tick(), Builder::DEFAULT_TICK) });
 
     let installed = paused_runtime();
     let install = || {
