@@ -232,7 +232,7 @@ fn an_installed_timer_is_the_runtimes_default() {
     let _watchdog = common::Watchdog::start();
     let rt = paused_runtime();
     let installed = Timer::builder()
-        .tick(ms(1))
+        .tick(ms(2))
         .slots(64)
         .max_pending(2)
         .shards(1)
@@ -241,14 +241,15 @@ fn an_installed_timer_is_the_runtimes_default() {
         .unwrap();
     rt.block_on(async {
         let current = Timer::current();
-        assert_eq!(current.tick(), ms(1));
+        assert_eq!(current.tick(), ms(2));
         assert_eq!(current.slots(), 64);
         assert_eq!(current.max_pending(), Some(2));
         assert_eq!(current.shards(), 1);
-        // A 1 ms tick: a 3 ms sleep takes exactly 3 ms.
+        // A 2 ms tick: a 3 ms sleep rounds up to 4 ms (the default 1 ms
+        // tick would end it at 3 ms).
         let start = Instant::now();
         time::sleep(ms(3)).await;
-        assert_eq!(start.elapsed(), ms(3));
+        assert_eq!(start.elapsed(), ms(4));
         // max_pending applies to the free functions too.
         let _held = (time::sleep(ms(5)), time::sleep(ms(5)));
         assert!(current.try_sleep(ms(5)).unwrap_err().is_at_capacity());

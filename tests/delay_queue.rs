@@ -1079,26 +1079,32 @@ fn a_passed_item_reset_later_waits_for_its_new_deadline() {
 
 /// Far items (laps beyond the ring) removed by key: the queue finds the lap
 /// of a list head from the low bits it keeps, including two laps 2^30 laps
-/// (about 174 years on 10 ms x 512) apart that share those bits.
+/// apart that share those bits (about 279 years on the default 1 ms x 8192,
+/// 174 on 10 ms x 512: both short of where the clock ends, 292 years).
 #[test]
 fn far_items_are_removed_from_their_own_lap() {
     watched(|| async {
-        const LAP: Duration = Duration::from_millis(10 * 512);
-        let timer = Timer::new();
-        let mut queue = DelayQueue::with_timer(&timer);
-        let start = Instant::now();
-        let near = start + Duration::from_secs(30);
-        let far = near + LAP * (1 << 30);
-        let a = queue.insert_at("a", near);
-        let b = queue.insert_at("b", far);
-        let c = queue.insert_at("c", start + Duration::from_secs(60));
-        assert_eq!(*queue.remove(&b).get_ref(), "b");
-        assert_eq!(*queue.remove(&c).get_ref(), "c");
-        assert_eq!(queue.deadline(&a), near);
-        assert_eq!(*queue.next().await.unwrap().get_ref(), "a");
-        assert_eq!(Instant::now(), near);
-        assert!(queue.is_empty());
+        far_items_are_removed_from_their_own_lap_on(Timer::new()).await;
+        let coarse = Timer::builder().tick(COARSE).slots(512).build().unwrap();
+        far_items_are_removed_from_their_own_lap_on(coarse).await;
     });
+}
+
+async fn far_items_are_removed_from_their_own_lap_on(timer: Timer) {
+    let lap = timer.tick() * timer.slots() as u32;
+    let mut queue = DelayQueue::with_timer(&timer);
+    let start = Instant::now();
+    let near = start + Duration::from_secs(30);
+    let far = near + lap * (1 << 30);
+    let a = queue.insert_at("a", near);
+    let b = queue.insert_at("b", far);
+    let c = queue.insert_at("c", start + Duration::from_secs(60));
+    assert_eq!(*queue.remove(&b).get_ref(), "b");
+    assert_eq!(*queue.remove(&c).get_ref(), "c");
+    assert_eq!(queue.deadline(&a), near);
+    assert_eq!(*queue.next().await.unwrap().get_ref(), "a");
+    assert_eq!(Instant::now(), near);
+    assert!(queue.is_empty());
 }
 
 /// Removing the last near item while a far one remains moves the waiting
