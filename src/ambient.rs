@@ -99,7 +99,7 @@ impl Timer {
     /// is released. The free functions of [`tickwheel::time`](crate::time)
     /// (`sleep`, `timeout`, `interval`, ...) wait on it.
     ///
-    /// It has the default settings (10 ms ticks, 512 slots, unbounded, two
+    /// It has the default settings (1 ms ticks, 8192 slots, unbounded, two
     /// shards per worker) unless [`Builder::install`](crate::Builder::install)
     /// configured it before its first use.
     ///

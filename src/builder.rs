@@ -12,8 +12,8 @@ use crate::timer::Timer;
 ///
 /// | setting | default | limits |
 /// |---|---|---|
-/// | [`tick`](Builder::tick) | 10 ms | at least 1 ms |
-/// | [`slots`](Builder::slots) | 512 | 1 ..= 65,536, rounded up to a power of two |
+/// | [`tick`](Builder::tick) | 1 ms | at least 1 ms |
+/// | [`slots`](Builder::slots) | 8192 (a revolution of 8.192 s at 1 ms) | 1 ..= 65,536, rounded up to a power of two |
 /// | [`max_pending`](Builder::max_pending) | unbounded | at least 1 |
 /// | [`shards`](Builder::shards) | 2 per worker of the runtime, rounded up to a power of two, at most 64 | 1 ..= 1,024, rounded up to a power of two |
 /// | [`runtime`](Builder::runtime) | the current runtime | its time driver must be enabled |
@@ -81,7 +81,8 @@ impl Builder {
         }
     }
 
-    /// The length of one tick, the wheel's resolution (default 10 ms).
+    /// The length of one tick, the wheel's resolution (default 1 ms, as
+    /// tokio's timer).
     ///
     /// Deadlines round up to the next tick boundary, so a timer fires up to
     /// one tick after its deadline (never before). Shorter ticks are more
@@ -93,9 +94,11 @@ impl Builder {
         self
     }
 
-    /// The number of buckets in one revolution (default 512), rounded up to a
-    /// power of two. Zero or more than [`MAX_SLOTS`](Self::MAX_SLOTS) makes
-    /// `build` fail.
+    /// The number of buckets in one revolution (default 8192), rounded up to
+    /// a power of two. A deadline less than one revolution (`tick * slots`:
+    /// 8.192 s by default) away goes straight into its bucket; a later one
+    /// waits in an overflow level and moves into the ring once. Zero or more
+    /// than [`MAX_SLOTS`](Self::MAX_SLOTS) makes `build` fail.
     pub fn slots(mut self, slots: usize) -> Self {
         self.slots = slots;
         self

@@ -30,12 +30,14 @@
 //!   a report of what the timer holds ([`Timer::stats`]), and a way to stop
 //!   everything at once ([`Timer::shutdown`]).
 //!
-//! The price is resolution: deadlines round up to the next tick (10 ms by
-//! default). Moving over is a `use` change: [`tickwheel::time`](time) has
-//! `tokio::time`'s free functions (`sleep`, `sleep_until`, `timeout`,
-//! `timeout_at`, `interval`, `interval_at`) and type names, with the same
-//! arguments, output types and methods; or hold a [`Timer`] and call
-//! `timer.sleep(d)`, `timer.timeout(d, f)`.
+//! Deadlines round up to the next tick (1 ms by default, tokio's own
+//! resolution; a coarser [`Builder::tick`] fires less precisely and costs
+//! fewer driver wake-ups when timers are dense). Moving over is a `use`
+//! change: [`tickwheel::time`](time) has `tokio::time`'s free functions
+//! (`sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval`,
+//! `interval_at`) and type names, with the same arguments, output types and
+//! methods; or hold a [`Timer`] and call `timer.sleep(d)`,
+//! `timer.timeout(d, f)`.
 //!
 //! # The runtime's default timer and `tickwheel::time`
 //!

@@ -16,10 +16,10 @@
 //! comparison).
 //!
 //! What stays different from `tokio::time` is the wheel's: deadlines round
-//! up to the next tick (10 ms by default), never early; a zero `period`
-//! given to `interval` becomes one tick instead of a panic; and the test
-//! clock functions (`pause`, `advance`, `resume`) are tokio's, which drive
-//! the wheel too.
+//! up to the next tick (1 ms by default, counted from the timer's start),
+//! never early; a zero `period` given to `interval` becomes one tick
+//! instead of a panic; and the test clock functions (`pause`, `advance`,
+//! `resume`) are tokio's, which drive the wheel too.
 //!
 //! # Examples
 //!

@@ -52,7 +52,7 @@ pub struct Timer {
 }
 
 impl Timer {
-    /// A timer with the default settings (10 ms ticks, 512 slots, unbounded)
+    /// A timer with the default settings (1 ms ticks, 8192 slots, unbounded)
     /// whose driver runs on the current tokio runtime.
     ///
     /// # Panics
@@ -379,7 +379,10 @@ impl Timer {
     /// # async fn main() {
     /// use std::time::Duration;
     ///
-    /// let timer = tickwheel::Timer::new(); // 10 ms ticks
+    /// let timer = tickwheel::Timer::builder()
+    ///     .tick(Duration::from_millis(10))
+    ///     .build()
+    ///     .unwrap();
     /// timer.sleep(Duration::from_millis(25)).await;
     /// // The driver just processed the tick at 30 ms, which fired it.
     /// assert_eq!(timer.now() - timer.last_tick(), Duration::ZERO);

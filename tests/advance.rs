@@ -60,26 +60,33 @@ async fn a_first_poll_after_the_deadline_is_ready() {
 }
 
 /// One `advance` over many ticks wakes every sleep due by its end, in any
-/// bucket, and none due later; on the default 10 ms tick the deadline is
-/// the next tick boundary.
+/// bucket, and none due later; the deadline is the next tick boundary (on a
+/// 10 ms tick, 95 ms is due at 100 ms and 101 ms at 110 ms), on the default
+/// tick and on a 10 ms one.
 #[tokio::test(start_paused = true)]
 async fn one_long_advance_wakes_everything_due_and_nothing_else() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new();
-    tokio::task::yield_now().await; // the driver starts, and parks
-    let mut sleeps: Vec<_> = [5, 10, 15, 60, 95, 100, 101, 250]
-        .iter()
-        .map(|&ms| (ms, task::spawn(timer.sleep(ms * MS))))
-        .collect();
-    for (_, sleep) in &mut sleeps {
-        assert_pending!(sleep.poll());
+    fn coarse() -> Timer {
+        Timer::builder().tick(10 * MS).build().unwrap()
     }
-    advance(100 * MS).await;
-    for (ms, sleep) in &mut sleeps {
-        // Deadlines round up to the 10 ms grid: 95 ms is due at 100 ms.
-        let due = ms.div_ceil(10) * 10 <= 100;
-        assert_eq!(sleep.is_woken(), due, "sleep of {ms} ms");
-        assert_eq!(sleep.poll().is_ready(), due, "sleep of {ms} ms");
+    for build in [Timer::new, coarse] {
+        let timer = build(); // built now: its ticks count from here
+        let tick_ns = timer.tick().as_nanos();
+        tokio::task::yield_now().await; // the driver starts, and parks
+        let mut sleeps: Vec<_> = [5, 10, 15, 60, 95, 100, 101, 250]
+            .iter()
+            .map(|&ms| (ms, task::spawn(timer.sleep(ms * MS))))
+            .collect();
+        for (_, sleep) in &mut sleeps {
+            assert_pending!(sleep.poll());
+        }
+        advance(100 * MS).await;
+        for (ms, sleep) in &mut sleeps {
+            // Deadlines round up to the tick's grid.
+            let due = (*ms * MS).as_nanos().div_ceil(tick_ns) * tick_ns <= (100 * MS).as_nanos();
+            assert_eq!(sleep.is_woken(), due, "sleep of {ms} ms");
+            assert_eq!(sleep.poll().is_ready(), due, "sleep of {ms} ms");
+        }
     }
 }
 

@@ -6,9 +6,9 @@
 //! future side by side on a paused clock, as a `tokio::time` user writes a
 //! timer test (tokio-test's mock task, `assert_pending!`, `assert_ready!`,
 //! `is_woken()`, no extra yields after `advance`). The runtime's default
-//! timer is started by the first call, at the test's start, so its 10 ms
-//! ticks fall on tokio's millisecond grid, and deadlines that are whole
-//! ticks match tokio's to the instant.
+//! timer is started by the first call, at the test's start, so its 1 ms
+//! ticks (the default) are tokio's millisecond grid, and whole-millisecond
+//! deadlines match tokio's to the instant.
 
 mod common;
 
@@ -18,7 +18,7 @@ use std::time::Duration;
 use common::watchdog::within_30_s;
 
 use tickwheel::time::{self, Instant};
-use tickwheel::{BuildError, Timer};
+use tickwheel::{BuildError, Builder, Timer};
 use tokio_test::{assert_pending, assert_ready, assert_ready_eq, assert_ready_err, task};
 
 fn ms(n: u64) -> Duration {
@@ -232,7 +232,7 @@ fn an_installed_timer_is_the_runtimes_default() {
     let _watchdog = common::Watchdog::start();
     let rt = paused_runtime();
     let installed = Timer::builder()
-        .tick(ms(1))
+        .tick(ms(2))
         .slots(64)
         .max_pending(2)
         .shards(1)
@@ -241,14 +241,15 @@ fn an_installed_timer_is_the_runtimes_default() {
         .unwrap();
     rt.block_on(async {
         let current = Timer::current();
-        assert_eq!(current.tick(), ms(1));
+        assert_eq!(current.tick(), ms(2));
         assert_eq!(current.slots(), 64);
         assert_eq!(current.max_pending(), Some(2));
         assert_eq!(current.shards(), 1);
-        // A 1 ms tick: a 3 ms sleep takes exactly 3 ms.
+        // A 2 ms tick: a 3 ms sleep rounds up to 4 ms (the default 1 ms
+        // tick would end it at 3 ms).
         let start = Instant::now();
         time::sleep(ms(3)).await;
-        assert_eq!(start.elapsed(), ms(3));
+        assert_eq!(start.elapsed(), ms(4));
         // max_pending applies to the free functions too.
         let _held = (time::sleep(ms(5)), time::sleep(ms(5)));
         assert!(current.try_sleep(ms(5)).unwrap_err().is_at_capacity());
@@ -274,12 +275,14 @@ fn a_late_install_is_refused() {
     let _watchdog = common::Watchdog::start();
     let used = paused_runtime();
     used.block_on(async { time::sleep(ms(10)).await });
+    let late_tick = ms(10);
+    assert_ne!(late_tick, Builder::DEFAULT_TICK, "the refusal must show");
     let late = Timer::builder()
-        .tick(ms(1))
+        .tick(late_tick)
         .runtime(used.handle().clone())
         .install();
     assert_eq!(late.unwrap_err(), BuildError::AlreadyInstalled);
-    used.block_on(async { assert_eq!(Timer::current().tick(), ms(10)) });
+    used.block_on(async { assert_eq!(Timer::current().tick(), Builder::DEFAULT_TICK) });
 
     let installed = paused_runtime();
     let install = || {

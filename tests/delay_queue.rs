@@ -18,10 +18,28 @@ use tokio_test::{assert_pending, assert_ready, task};
 mod common;
 use common::watchdog::watched;
 
-const TICK: Duration = Duration::from_millis(10);
-
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
+}
+
+/// The coarse tick the rounding tests use beside the default (1 ms) one: a
+/// whole number of tokio's milliseconds, so its boundaries are instants
+/// tokio's paused clock fires at.
+const COARSE: Duration = Duration::from_millis(10);
+
+fn coarse_timer() -> Timer {
+    Timer::builder().tick(COARSE).build().unwrap()
+}
+
+/// Builds a timer on the default settings and one with the coarse tick, to
+/// run a tick-generic test on both. Each is built when its run starts, so
+/// its ticks count from the run's start.
+const DEFAULT_AND_COARSE: [fn() -> Timer; 2] = [Timer::new, coarse_timer];
+
+/// `d` rounded up to a whole number of `tick`s.
+fn round_up(d: Duration, tick: Duration) -> Duration {
+    let tick_ns = tick.as_nanos();
+    Duration::from_nanos((d.as_nanos().div_ceil(tick_ns) * tick_ns) as u64)
 }
 
 /// Everything the queue yields now, without waiting: the items and how the
@@ -53,78 +71,97 @@ fn values<T: Copy>(expired: &[Expired<T>]) -> Vec<T> {
     expired.iter().map(|e| *e.get_ref()).collect()
 }
 
+/// Items come out in deadline order, never early, each at the first tick
+/// boundary at or after its deadline: on the default tick at their
+/// deadlines, on a 10 ms tick 299 ms rounds up to 300 ms.
 #[test]
 fn items_come_out_in_deadline_order_and_never_early() {
     watched(|| async {
-        let timer = Timer::new();
-        let mut queue = DelayQueue::with_timer(&timer);
-        let start = Instant::now();
-        for (value, delay) in [(3, 300), (1, 100), (5, 7_000), (2, 250), (4, 299)] {
-            queue.insert(value, ms(delay));
+        for build in DEFAULT_AND_COARSE {
+            let timer = build();
+            let tick = timer.tick();
+            let mut queue = DelayQueue::with_timer(&timer);
+            let start = Instant::now();
+            for (value, delay) in [(3, 300), (1, 100), (5, 7_000), (2, 250), (4, 299)] {
+                queue.insert(value, ms(delay));
+            }
+            let mut out = Vec::new();
+            while let Some(expired) = queue.next().await {
+                let now = Instant::now();
+                assert!(now >= expired.deadline(), "early: {now:?} < {expired:?}");
+                assert!(now < expired.deadline() + tick, "a tick late: {tick:?}");
+                out.push((*expired.get_ref(), now - start));
+            }
+            // On a tick that puts 299 ms and 300 ms in one tick: either order.
+            assert!(out.windows(2).all(|w| w[0].1 <= w[1].1), "{out:?}");
+            out.sort();
+            let at = |d| round_up(ms(d), tick);
+            assert_eq!(
+                out,
+                [
+                    (1, at(100)),
+                    (2, at(250)),
+                    (3, at(300)),
+                    (4, at(299)),
+                    (5, at(7_000))
+                ],
+                "{tick:?}"
+            );
         }
-        let mut out = Vec::new();
-        while let Some(expired) = queue.next().await {
-            let now = Instant::now();
-            assert!(now >= expired.deadline(), "early: {now:?} < {expired:?}");
-            assert!(now <= expired.deadline() + TICK, "more than a tick late");
-            out.push((*expired.get_ref(), now - start));
-        }
-        // 299 ms and 300 ms round up to the same tick: either order.
-        assert!(out.windows(2).all(|w| w[0].1 <= w[1].1), "{out:?}");
-        out.sort();
-        assert_eq!(
-            out,
-            [
-                (1, ms(100)),
-                (2, ms(250)),
-                (3, ms(300)),
-                (4, ms(300)),
-                (5, ms(7_000))
-            ]
-        );
     });
 }
 
+/// A deadline half a tick past a boundary comes out at the next boundary,
+/// on the default tick (1.5 ms waits for 2 ms) as on a coarse one (15 ms
+/// for 20 ms).
 #[test]
 fn a_deadline_between_ticks_waits_for_the_next_boundary() {
     watched(|| async {
-        let timer = Timer::new();
-        let mut queue = DelayQueue::with_timer(&timer);
-        queue.insert("x", ms(15));
-        let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
-        assert_pending!(next.poll());
-        advance(ms(15)).await;
-        // Its deadline has passed, but not the tick boundary it rounds up to.
-        assert!(!next.is_woken());
-        assert_pending!(next.poll());
-        advance(ms(5)).await;
-        assert!(next.is_woken());
-        assert_eq!(assert_ready!(next.poll()).unwrap().into_inner(), "x");
+        for build in DEFAULT_AND_COARSE {
+            let timer = build();
+            let tick = timer.tick();
+            let mut queue = DelayQueue::with_timer(&timer);
+            queue.insert("x", tick * 3 / 2);
+            let mut next = task::spawn(poll_fn(|cx| queue.poll_expired(cx)));
+            assert_pending!(next.poll());
+            advance(tick * 3 / 2).await;
+            // Its deadline has passed, but not the tick boundary it rounds up to.
+            assert!(!next.is_woken(), "{tick:?}");
+            assert_pending!(next.poll());
+            advance(tick / 2).await;
+            assert!(next.is_woken(), "{tick:?}");
+            assert_eq!(assert_ready!(next.poll()).unwrap().into_inner(), "x");
+        }
     });
 }
 
 #[test]
 fn zero_and_passed_deadlines_come_out_on_the_next_poll() {
     watched(|| async {
-        let timer = Timer::new();
-        let mut queue = DelayQueue::with_timer(&timer);
-        advance(ms(15)).await; // between two ticks
-        queue.insert("zero", Duration::ZERO);
-        queue.insert_at("passed", Instant::now() - ms(1));
-        queue.insert("later", ms(1));
-        let (out, ended) = drain(&mut queue).await;
-        // Both round up to the tick at 20 ms: either order.
-        let mut out = values(&out);
-        out.sort();
-        assert_eq!(out, ["passed", "zero"]);
-        assert!(!ended);
+        for build in DEFAULT_AND_COARSE {
+            let timer = build();
+            let tick = timer.tick();
+            let mut queue = DelayQueue::with_timer(&timer);
+            advance(tick * 3 / 2).await; // between two ticks
+            queue.insert("zero", Duration::ZERO);
+            queue.insert_at("passed", Instant::now() - tick / 10);
+            queue.insert("later", tick / 10);
+            let (out, ended) = drain(&mut queue).await;
+            // All three round up to the next boundary, "later" too: it stays.
+            // The other two in either order.
+            let mut out = values(&out);
+            out.sort();
+            assert_eq!(out, ["passed", "zero"], "{tick:?}");
+            assert!(!ended);
+        }
     });
 }
 
 #[test]
 fn far_items_come_out_at_their_deadline() {
     watched(|| async {
-        // 8 slots of 10 ms: a lap is 80 ms, so these wait in the overflow.
+        // 8 slots of the default 1 ms: a lap is 8 ms, so these wait in the
+        // overflow.
         let timer = Timer::builder().slots(8).build().unwrap();
         let mut queue = DelayQueue::with_timer(&timer);
         let start = Instant::now();
@@ -844,7 +881,7 @@ fn is_empty_follows_the_items() {
 #[test]
 fn debug_shows_len_the_processed_tick_and_a_waiting_task() {
     watched(|| async {
-        let timer = Timer::new(); // 10 ms ticks
+        let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
         queue.insert("a", ms(30));
         queue.insert("b", ms(500));
@@ -858,7 +895,11 @@ fn debug_shows_len_the_processed_tick_and_a_waiting_task() {
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "a");
         let shown = format!("{queue:?}");
         assert!(shown.contains("len: 1"), "{shown}");
-        assert!(shown.contains("elapsed_tick: 3,"), "{shown}");
+        let elapsed_tick = ms(30).as_nanos() / timer.tick().as_nanos();
+        assert!(
+            shown.contains(&format!("elapsed_tick: {elapsed_tick},")),
+            "{shown}"
+        );
         assert!(shown.contains("waiting: false"), "{shown}");
     });
 }
@@ -887,10 +928,18 @@ fn an_insert_into_an_empty_queue_wakes_the_task_that_polled_it_last() {
 /// never makes the waiting task spin or wake.
 #[test]
 fn the_last_reachable_tick_comes_due_and_the_one_after_never_does() {
-    watched(|| async {
-        const TICK_NS: u64 = 10_000_000;
-        let last_boundary = i64::MAX as u64 / TICK_NS * TICK_NS;
-        let timer = Timer::new();
+    the_last_reachable_tick_on(Timer::builder());
+    the_last_reachable_tick_on(Timer::builder().tick(COARSE));
+}
+
+/// The test above, on a timer of `settings` built at the start of a fresh
+/// paused runtime (each run moves its clock 293 years on).
+fn the_last_reachable_tick_on(settings: tickwheel::Builder) {
+    watched(|| async move {
+        let timer = settings.build().unwrap();
+        let tick = timer.tick();
+        let tick_ns = tick.as_nanos() as u64;
+        let last_boundary = i64::MAX as u64 / tick_ns * tick_ns;
         let origin = Instant::now();
         let mut queue = DelayQueue::with_timer(&timer);
         let last = origin + Duration::from_nanos(last_boundary);
@@ -898,10 +947,10 @@ fn the_last_reachable_tick_comes_due_and_the_one_after_never_does() {
         queue.insert_at("past", last + Duration::from_nanos(1));
         let mut waiting = task::spawn(());
         assert!(poll_expired(&mut waiting, &mut queue).is_pending());
-        advance(last - Instant::now() - ms(10)).await;
+        advance(last - Instant::now() - tick).await;
         // (Woken on the way, where the far item's lap moved into the ring.)
         assert!(poll_expired(&mut waiting, &mut queue).is_pending());
-        advance(ms(10)).await;
+        advance(tick).await;
         assert!(waiting.is_woken(), "the last reachable tick never came due");
         let expired = poll_expired(&mut waiting, &mut queue);
         assert_eq!(*assert_ready!(expired).unwrap().get_ref(), "last");
@@ -912,7 +961,7 @@ fn the_last_reachable_tick_comes_due_and_the_one_after_never_does() {
             "an item past the last tick woke the task"
         );
         assert!(poll_expired(&mut waiting, &mut queue).is_pending());
-        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.len(), 1, "{tick:?}");
     });
 }
 
@@ -922,7 +971,7 @@ fn the_last_reachable_tick_comes_due_and_the_one_after_never_does() {
 #[test]
 fn a_passed_insert_earlier_than_passed_ring_items_comes_out_first() {
     watched(|| async {
-        let timer = Timer::new(); // 10 ms ticks
+        let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
         let start = Instant::now();
         queue.insert_at("ring", start + ms(25));
@@ -942,7 +991,7 @@ fn a_passed_insert_earlier_than_passed_ring_items_comes_out_first() {
 #[test]
 fn removing_the_last_passed_item_keeps_later_passed_inserts_in_order() {
     watched(|| async {
-        let timer = Timer::new(); // 10 ms ticks
+        let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
         let start = Instant::now();
         advance(ms(50)).await;
@@ -963,14 +1012,18 @@ fn removing_the_last_passed_item_keeps_later_passed_inserts_in_order() {
 #[test]
 fn a_poll_with_nothing_due_marks_the_passed_ticks_processed() {
     watched(|| async {
-        let timer = Timer::new(); // 10 ms ticks
+        let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
         queue.insert("later", ms(500));
         advance(ms(100)).await;
         let mut waiting = task::spawn(());
         assert!(poll_expired(&mut waiting, &mut queue).is_pending());
         let shown = format!("{queue:?}");
-        assert!(shown.contains("elapsed_tick: 10,"), "{shown}");
+        let elapsed_tick = ms(100).as_nanos() / timer.tick().as_nanos();
+        assert!(
+            shown.contains(&format!("elapsed_tick: {elapsed_tick},")),
+            "{shown}"
+        );
     });
 }
 
@@ -981,7 +1034,7 @@ fn a_poll_with_nothing_due_marks_the_passed_ticks_processed() {
 #[test]
 fn peek_is_what_comes_out_next_among_ties_and_passed_items() {
     watched(|| async {
-        let timer = Timer::new(); // 10 ms ticks
+        let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
         let start = Instant::now();
         for i in 0..3 {
@@ -1026,26 +1079,32 @@ fn a_passed_item_reset_later_waits_for_its_new_deadline() {
 
 /// Far items (laps beyond the ring) removed by key: the queue finds the lap
 /// of a list head from the low bits it keeps, including two laps 2^30 laps
-/// (about 174 years on 10 ms x 512) apart that share those bits.
+/// apart that share those bits (about 279 years on the default 1 ms x 8192,
+/// 174 on 10 ms x 512: both short of where the clock ends, 292 years).
 #[test]
 fn far_items_are_removed_from_their_own_lap() {
     watched(|| async {
-        const LAP: Duration = Duration::from_millis(10 * 512);
-        let timer = Timer::new();
-        let mut queue = DelayQueue::with_timer(&timer);
-        let start = Instant::now();
-        let near = start + Duration::from_secs(30);
-        let far = near + LAP * (1 << 30);
-        let a = queue.insert_at("a", near);
-        let b = queue.insert_at("b", far);
-        let c = queue.insert_at("c", start + Duration::from_secs(60));
-        assert_eq!(*queue.remove(&b).get_ref(), "b");
-        assert_eq!(*queue.remove(&c).get_ref(), "c");
-        assert_eq!(queue.deadline(&a), near);
-        assert_eq!(*queue.next().await.unwrap().get_ref(), "a");
-        assert_eq!(Instant::now(), near);
-        assert!(queue.is_empty());
+        far_items_are_removed_from_their_own_lap_on(Timer::new()).await;
+        let coarse = Timer::builder().tick(COARSE).slots(512).build().unwrap();
+        far_items_are_removed_from_their_own_lap_on(coarse).await;
     });
+}
+
+async fn far_items_are_removed_from_their_own_lap_on(timer: Timer) {
+    let lap = timer.tick() * timer.slots() as u32;
+    let mut queue = DelayQueue::with_timer(&timer);
+    let start = Instant::now();
+    let near = start + Duration::from_secs(30);
+    let far = near + lap * (1 << 30);
+    let a = queue.insert_at("a", near);
+    let b = queue.insert_at("b", far);
+    let c = queue.insert_at("c", start + Duration::from_secs(60));
+    assert_eq!(*queue.remove(&b).get_ref(), "b");
+    assert_eq!(*queue.remove(&c).get_ref(), "c");
+    assert_eq!(queue.deadline(&a), near);
+    assert_eq!(*queue.next().await.unwrap().get_ref(), "a");
+    assert_eq!(Instant::now(), near);
+    assert!(queue.is_empty());
 }
 
 /// Removing the last near item while a far one remains moves the waiting
@@ -1071,7 +1130,7 @@ fn removing_the_last_near_item_moves_the_wake_up_to_the_far_one() {
 #[test]
 fn passed_inserts_out_of_order_come_out_in_deadline_order() {
     watched(|| async {
-        let timer = Timer::new(); // 10 ms ticks
+        let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
         let start = Instant::now();
         advance(ms(100)).await;

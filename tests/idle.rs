@@ -31,20 +31,44 @@ async fn idle_again_after_the_last_timer_fires() {
     assert_eq!(timer.stats().wakeups, before);
 }
 
+/// A 10 s sleep, on the default timer (10,000 ticks of 1 ms; 8192 slots)
+/// and on a coarse one (1000 ticks of 10 ms; 512 slots): either way it lies
+/// in the ring's next lap, and the driver wakes for its registration and to
+/// fire it, while the clock moves over every tick.
 #[tokio::test(start_paused = true)]
 async fn a_lone_timer_costs_a_few_wakeups_not_one_per_tick() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new(); // 10 ms ticks, 512 slots: one lap is 5.12 s
-    let before = timer.stats();
-    timer.sleep(Duration::from_secs(10)).await; // 1000 ticks away, in lap 1
-    let after = timer.stats();
-    // One wake-up for the registration's notice, one to fire.
-    assert!(
-        after.wakeups - before.wakeups <= 2,
-        "{} wake-ups for one timer",
-        after.wakeups - before.wakeups
-    );
-    assert_eq!(after.ticks, 1000, "the clock still advanced 1000 ticks");
+    fn coarse() -> Timer {
+        Timer::builder()
+            .tick(Duration::from_millis(10))
+            .slots(512)
+            .build()
+            .unwrap()
+    }
+    // Each built just before its sleep: a timer left idle for more than a
+    // revolution has processed no tick since, and would first move the
+    // sleep in from its overflow level (one more wake-up).
+    for build in [Timer::new, coarse] {
+        let timer = build();
+        let sleep = Duration::from_secs(10);
+        let ticks = (sleep.as_nanos() / timer.tick().as_nanos()) as u64;
+        assert!(ticks >= timer.slots() as u64, "in the next lap");
+        let before = timer.stats();
+        timer.sleep(sleep).await;
+        let after = timer.stats();
+        // One wake-up for the registration's notice, one to fire.
+        assert!(
+            after.wakeups - before.wakeups <= 2,
+            "{} wake-ups for one timer over {ticks} ticks",
+            after.wakeups - before.wakeups
+        );
+        assert_eq!(
+            after.ticks - before.ticks,
+            ticks,
+            "the clock still advanced {ticks} ticks"
+        );
+        assert_eq!(after.migrated, before.migrated, "straight into the ring");
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -37,8 +37,8 @@ fn backoff() -> ExponentialBuilder {
 }
 
 /// Each backoff delay is one sleep registered in the wheel, and the attempts
-/// run exactly when the delays say (all multiples of the 10 ms tick, so the
-/// wheel adds no rounding).
+/// run exactly when the delays say (all whole milliseconds, multiples of the
+/// default 1 ms tick, so the wheel adds no rounding).
 #[tokio::test(start_paused = true)]
 async fn retry_sleeps_on_the_wheel_at_the_backoff_instants() {
     let _watchdog = common::Watchdog::start();
@@ -64,29 +64,41 @@ async fn retry_sleeps_on_the_wheel_at_the_backoff_instants() {
 }
 
 /// A delay that is not a tick multiple rounds up to the next tick, never
-/// down: the retry runs late by less than a tick, never early.
+/// down: the retry runs late by less than a tick, never early. A delay of
+/// 3.3 ticks runs at 4: 4 ms on the default tick, 40 ms on a 10 ms one.
 #[tokio::test(start_paused = true)]
 async fn backoff_delays_round_up_to_the_tick() {
     let _watchdog = common::Watchdog::start();
-    let timer = tickwheel::Timer::new();
-    let start = Instant::now();
-    let attempts = Arc::new(Mutex::new(Vec::new()));
+    fn coarse() -> tickwheel::Timer {
+        tickwheel::Timer::builder()
+            .tick(Duration::from_millis(10))
+            .build()
+            .unwrap()
+    }
+    // Each timer built at its run's start: its ticks count from there.
+    for build in [tickwheel::Timer::new, coarse] {
+        let timer = build();
+        let tick = timer.tick();
+        let start = Instant::now();
+        let attempts = Arc::new(Mutex::new(Vec::new()));
 
-    let result = flaky(start, 1, attempts.clone())
-        .retry(
-            ExponentialBuilder::default()
-                .with_min_delay(Duration::from_millis(33))
-                .with_max_times(1),
-        )
-        .sleep(timer.clone())
-        .await;
+        let result = flaky(start, 1, attempts.clone())
+            .retry(
+                ExponentialBuilder::default()
+                    .with_min_delay(tick * 33 / 10)
+                    .with_max_times(1),
+            )
+            .sleep(timer.clone())
+            .await;
 
-    assert_eq!(result, Ok("ok"));
-    assert_eq!(
-        *attempts.lock().unwrap(),
-        vec![Duration::ZERO, Duration::from_millis(40)]
-    );
-    assert_eq!(timer.stats().registered, 1);
+        assert_eq!(result, Ok("ok"));
+        assert_eq!(
+            *attempts.lock().unwrap(),
+            vec![Duration::ZERO, tick * 4],
+            "{tick:?}"
+        );
+        assert_eq!(timer.stats().registered, 1);
+    }
 }
 
 /// When the timer shuts down during a backoff wait, the wait ends at once,

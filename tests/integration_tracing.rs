@@ -120,7 +120,27 @@ async fn driver_start_is_a_debug_event() {
 async fn each_wake_up_reports_ticks_and_timers_fired() {
     let _watchdog = common::Watchdog::start();
     let (recorder, _guard) = record();
-    let timer = tickwheel::Timer::new();
+    wake_ups_report_100_ms_of_ticks(tickwheel::Timer::new(), &recorder).await;
+}
+
+/// The same on a tick that is not a whole millisecond: 100 ms is 40 ticks
+/// of 2.5 ms.
+#[tokio::test(start_paused = true)]
+async fn wake_ups_report_ticks_of_the_timers_own_length() {
+    let _watchdog = common::Watchdog::start();
+    let (recorder, _guard) = record();
+    let timer = tickwheel::Timer::builder()
+        .tick(Duration::from_micros(2_500))
+        .build()
+        .unwrap();
+    wake_ups_report_100_ms_of_ticks(timer, &recorder).await;
+}
+
+/// Three 100 ms sleeps on `timer` (built at this instant), fired by one
+/// wake-up that reports 100 ms of the timer's ticks.
+async fn wake_ups_report_100_ms_of_ticks(timer: tickwheel::Timer, recorder: &Recorder) {
+    let ticks = (Duration::from_millis(100).as_nanos() / timer.tick().as_nanos()).to_string();
+    let ticks = Some(ticks.as_str());
     tokio::task::yield_now().await; // the driver task starts, and parks
     let mut sleeps: Vec<_> = (0..3)
         .map(|_| timer.sleep(Duration::from_millis(100)))
@@ -144,15 +164,20 @@ async fn each_wake_up_reports_ticks_and_timers_fired() {
     assert_eq!(firing.len(), 1, "{wakeups:?}");
     let firing = firing[0];
     assert_eq!(firing.field("fired"), Some("3"));
-    assert_eq!(firing.field("tick"), Some("10"), "100 ms of 10 ms ticks");
-    assert_eq!(firing.field("ticks"), Some("10"));
+    assert_eq!(
+        firing.field("tick"),
+        ticks,
+        "100 ms of {:?} ticks",
+        timer.tick()
+    );
+    assert_eq!(firing.field("ticks"), ticks);
     assert_eq!(
         firing.field("next_tick"),
         Some(u64::MAX.to_string().as_str())
     );
-    // Before it, the driver woke for the registration and chose tick 10.
+    // Before it, the driver woke for the registration and chose that tick.
     let before = &wakeups[wakeups.len() - 2];
-    assert_eq!(before.field("next_tick"), Some("10"));
+    assert_eq!(before.field("next_tick"), ticks);
     assert_eq!(before.field("fired"), Some("0"));
     assert_eq!(
         wakeups.len() as u64,

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use futures::StreamExt;
-use tickwheel::{MissedTickBehavior, Timer};
+use tickwheel::{Builder, MissedTickBehavior, Timer};
 use tokio::time::Instant;
 
 fn ms(n: u64) -> Duration {
@@ -18,6 +18,11 @@ fn ms(n: u64) -> Duration {
 /// boundary and the wheel can match tokio exactly.
 fn fine_timer() -> Timer {
     Timer::builder().tick(ms(1)).build().unwrap()
+}
+
+/// A timer with 10 ms ticks, for the tests of rounding to a coarse tick.
+fn coarse_timer() -> Timer {
+    Timer::builder().tick(ms(10)).build().unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -47,7 +52,7 @@ async fn interval_at_waits_for_its_start() {
     assert_eq!(Instant::now(), start + ms(40));
 }
 
-/// With the default 10 ms tick and a period (23 ms) that is not a multiple of it,
+/// With a 10 ms tick and a period (23 ms) that is not a multiple of it,
 /// each tick completes at the first tick boundary at or after its scheduled
 /// instant (never before, less than one tick after), and the rounding does
 /// not accumulate: the returned instants stay exactly `start + n * period`,
@@ -60,7 +65,7 @@ async fn coarse_ticks_round_up_but_never_drift() {
         MissedTickBehavior::Delay,
         MissedTickBehavior::Skip,
     ] {
-        let timer = Timer::new();
+        let timer = coarse_timer();
         let tick = timer.tick();
         assert_eq!(tick, ms(10));
         let start = Instant::now();
@@ -396,8 +401,13 @@ async fn zero_period_is_one_tick_not_a_panic() {
     assert_eq!(interval.tick().await, start + ms(2));
     assert_eq!(Instant::now(), start + ms(2));
 
-    let coarse = Timer::new();
+    let coarse = coarse_timer();
     assert_eq!(coarse.interval(Duration::ZERO).period(), ms(10));
+    let default = Timer::new();
+    assert_eq!(
+        default.interval(Duration::ZERO).period(),
+        Builder::DEFAULT_TICK
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -415,21 +425,27 @@ async fn default_behaviour_is_burst_like_tokio() {
 }
 
 /// A period under the tick: ticks come in bursts at tick boundaries, one per
-/// period on average, never before their scheduled instants.
+/// period on average, never before their scheduled instants. A fifth of
+/// the tick: 2 ms on a 10 ms tick, 200 µs on the default 1 ms one.
 #[tokio::test(start_paused = true)]
 async fn sub_tick_periods_burst_at_tick_boundaries() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new(); // 10 ms ticks
-    let start = Instant::now();
-    let mut interval = timer.interval(ms(2));
-    interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    assert_eq!(interval.period(), ms(2));
-    let mut completed = Vec::new();
-    for n in 0..=10u32 {
-        let at = interval.tick().await;
-        assert_eq!(at, start + ms(2) * n);
-        assert!(Instant::now() >= at);
-        completed.push((Instant::now() - start).as_millis());
+    for build in [coarse_timer, Timer::new] {
+        let timer = build();
+        let tick = timer.tick();
+        let period = tick / 5;
+        let start = Instant::now();
+        let mut interval = timer.interval(period);
+        interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        assert_eq!(interval.period(), period);
+        let mut completed = Vec::new();
+        for n in 0..=10u32 {
+            let at = interval.tick().await;
+            assert_eq!(at, start + period * n);
+            assert!(Instant::now() >= at);
+            completed.push(Instant::now() - start);
+        }
+        let boundaries = [0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2].map(|n| tick * n);
+        assert_eq!(completed, boundaries, "{tick:?}");
     }
-    assert_eq!(completed, [0, 10, 10, 10, 10, 10, 20, 20, 20, 20, 20]);
 }

@@ -17,37 +17,56 @@ fn boundary_after(origin: Instant, deadline: Instant, tick: Duration) -> Instant
     origin + Duration::from_nanos((ticks * tick_ns) as u64)
 }
 
+/// A timer with a 10 ms tick and 512 slots (a revolution of 5.12 s), beside
+/// the default one (1 ms x 8192, 8.192 s).
+fn coarse_timer() -> Timer {
+    Timer::builder()
+        .tick(Duration::from_millis(10))
+        .slots(512)
+        .build()
+        .unwrap()
+}
+
 #[tokio::test(start_paused = true)]
 async fn sleeps_end_exactly_on_the_next_tick_boundary_never_before() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new();
-    let origin = Instant::now(); // the paused clock has not moved since build
-    let tick = timer.tick();
-    let ms = Duration::from_millis;
-    let cases = [
-        Duration::from_nanos(1),
-        ms(1),
-        ms(9) + Duration::from_micros(999),
-        ms(10),
-        ms(10) + Duration::from_nanos(1),
-        ms(15),
-        ms(5120),          // exactly one revolution of 512 x 10 ms
-        ms(5120) + ms(7),  // just past it: through the overflow level
-        ms(5120 * 3 - 10), // last tick of the third revolution
-        Duration::from_secs(3600),
-    ];
-    for d in cases {
-        let sleep = timer.sleep(d);
-        let deadline = sleep.deadline();
-        sleep.await;
-        let now = Instant::now();
-        assert!(now >= deadline, "{d:?}: woke {:?} early", deadline - now);
+    for build in [Timer::new, coarse_timer] {
+        let timer = build();
+        let origin = Instant::now(); // the paused clock has not moved since build
+        let tick = timer.tick();
+        let revolution = tick * timer.slots() as u32;
+        let cases = [
+            Duration::from_nanos(1),
+            Duration::from_millis(1),
+            tick - Duration::from_micros(1),
+            tick,
+            tick + Duration::from_nanos(1),
+            tick * 3 / 2,
+            // Each sleep starts where the last one ended: one revolution
+            // away, just past it, and nearly three away (the overflow level).
+            revolution,
+            revolution + tick * 7 / 10,
+            revolution * 3 - tick,
+            Duration::from_secs(3600),
+        ];
+        for d in cases {
+            let sleep = timer.sleep(d);
+            let deadline = sleep.deadline();
+            sleep.await;
+            let now = Instant::now();
+            assert!(now >= deadline, "{d:?}: woke {:?} early", deadline - now);
+            assert_eq!(
+                now,
+                boundary_after(origin, deadline, tick),
+                "{d:?}: not on the first boundary after the deadline ({tick:?} tick)"
+            );
+            assert!(now - deadline < tick, "{d:?}: more than a tick late");
+        }
         assert_eq!(
-            now,
-            boundary_after(origin, deadline, tick),
-            "{d:?}: not on the first boundary after the deadline"
+            timer.stats().migrated,
+            2,
+            "the last two, through the overflow"
         );
-        assert!(now - deadline < tick, "{d:?}: more than a tick late");
     }
 }
 
@@ -104,19 +123,25 @@ async fn the_same_program_gives_the_same_wakeups_every_run() {
     assert_eq!(run().await, run().await);
 }
 
+/// Sleeps of a tenth, a half, one and two and a half ticks in a row, each
+/// from a tick boundary: 0.9, 0.5, 0 and 0.5 ticks late, on the default
+/// tick (0.1 to 2.5 ms) as on a 10 ms one (1 to 25 ms).
 #[tokio::test(start_paused = true)]
 async fn lateness_is_reported_and_never_negative() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new();
-    for d in [1u64, 5, 10, 25] {
-        timer.sleep(Duration::from_millis(d)).await;
+    for build in [Timer::new, coarse_timer] {
+        let timer = build();
+        let tick = timer.tick();
+        for d in [tick / 10, tick / 2, tick, tick * 5 / 2] {
+            timer.sleep(d).await;
+        }
+        let lateness = timer.stats().lateness;
+        assert_eq!(lateness.count, 4);
+        // Each rounds up to the next boundary; all are under one tick late.
+        assert!(lateness.max < tick, "{lateness}");
+        assert!(lateness.max > Duration::ZERO, "rounding up must show");
+        assert_eq!(lateness.max, tick * 9 / 10, "{lateness}");
     }
-    let lateness = timer.stats().lateness;
-    assert_eq!(lateness.count, 4);
-    // Deadlines 1, 5, 10 and 25 ms after ticks at 0, 10, 20, 30 ms... each
-    // rounds up to the next 10 ms boundary; all are under one tick late.
-    assert!(lateness.max < Duration::from_millis(10), "{lateness}");
-    assert!(lateness.max > Duration::ZERO, "rounding up must show");
 }
 
 /// `last_tick()`, the cached clock, is the last processed tick: within a

@@ -62,7 +62,7 @@ async fn attempts_happen_exactly_after_each_exponential_delay() {
 #[tokio::test(start_paused = true)]
 async fn coarse_ticks_make_attempts_late_by_less_than_a_tick_never_early() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new(); // 10 ms ticks
+    let timer = Timer::builder().tick(ms(10)).build().unwrap();
     let start = Instant::now();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let result = timer

@@ -67,12 +67,15 @@ async fn schedule_runs_at_the_deadline_and_not_before() {
     assert!(!task.is_cancelled());
 }
 
+/// A task due between two ticks starts at the first boundary after its
+/// deadline: on a 10 ms tick 123 ms starts at 130 ms; on the default 1 ms
+/// tick, at 123 ms.
 #[tokio::test(start_paused = true)]
 async fn schedule_on_a_coarse_timer_starts_within_one_tick() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new(); // 10 ms ticks
+    let coarse = Timer::builder().tick(ms(10)).build().unwrap();
     let log = Log::new();
-    let _task = timer.schedule(ms(123), {
+    let _task = coarse.schedule(ms(123), {
         let log = log.clone();
         async move { log.mark() }
     });
@@ -81,6 +84,19 @@ async fn schedule_on_a_coarse_timer_starts_within_one_tick() {
         log.get(),
         [130],
         "the first tick boundary at or after 123 ms"
+    );
+
+    let timer = Timer::new(); // built now: its ticks count from here
+    let log = Log::new();
+    let _task = timer.schedule(ms(123), {
+        let log = log.clone();
+        async move { log.mark() }
+    });
+    tokio::time::sleep(ms(500)).await;
+    assert_eq!(
+        log.get(),
+        [123],
+        "on the default 1 ms tick, at the deadline"
     );
 }
 
@@ -215,9 +231,11 @@ fn cancel_races_with_the_deadline_on_a_multi_thread_runtime() {
                 runs.fetch_add(1, Ordering::SeqCst);
             }
         });
-        // Spread the cancel over the first 15 ms: before, at and after the
-        // 10 ms tick boundary where the task is due.
-        std::thread::sleep(Duration::from_micros(i * 997 % 15_000));
+        // Spread the cancel over the first 5 ms: before, at and after the
+        // task's start (its tick boundary is 1 to 2 ms away on the default
+        // 1 ms tick; on the real clock it starts about 2 to 3 ms in, so
+        // cancel wins about half the races).
+        std::thread::sleep(Duration::from_micros(i * 997 % 5_000));
         let cancelled = task.cancel();
         won += usize::from(cancelled);
         // Wait until the task has settled one way or the other.

@@ -406,7 +406,7 @@ async fn a_loop_of_instant_sleeps_yields_to_other_tasks() {
 fn register_many(timer: &Timer, n: u64) -> Vec<(tickwheel::Sleep, std::sync::Arc<CountingWaker>)> {
     (0..n)
         .map(|i| {
-            // 10 ms to about 28 hours: many revolutions of a 512-slot wheel.
+            // 10 ms to about 28 hours: many revolutions of the wheel.
             let mut sleep = timer.sleep(Duration::from_millis(10 + i * 997));
             let (counter, waker) = CountingWaker::new();
             assert!(poll_with(&mut sleep, &waker).is_pending());

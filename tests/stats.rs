@@ -16,6 +16,11 @@ use tokio_test::{assert_pending, assert_ready, task};
 
 const MS: Duration = Duration::from_millis(1);
 
+/// A timer with 10 ms ticks, so that a 15 ms sleep is 5 ms late.
+fn coarse_timer() -> tickwheel::Builder {
+    Timer::builder().tick(10 * MS)
+}
+
 fn live_pending(stats: &Stats) -> (usize, usize) {
     (stats.live, stats.pending)
 }
@@ -95,7 +100,7 @@ async fn headroom_is_what_max_pending_still_accepts() {
 #[tokio::test(start_paused = true)]
 async fn the_histogram_buckets_each_timer_by_its_lateness() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new();
+    let timer = coarse_timer().build().unwrap();
     tokio::task::yield_now().await;
     for _ in 0..3 {
         timer.sleep(15 * MS).await; // 5 ms late
@@ -162,7 +167,7 @@ async fn cumulative_counts_at_fixed_bounds_match_the_buckets() {
 #[tokio::test(start_paused = true)]
 async fn a_delta_gives_the_intervals_counters_and_the_later_gauges() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::builder().max_pending(100).build().unwrap();
+    let timer = coarse_timer().max_pending(100).build().unwrap();
     tokio::task::yield_now().await;
     timer.sleep(15 * MS).await; // 5 ms late, before the interval
     let before = timer.stats();
@@ -182,7 +187,7 @@ async fn a_delta_gives_the_intervals_counters_and_the_later_gauges() {
     assert_eq!(interval.registered, 5);
     assert_eq!(interval.cancelled, 1);
     assert_eq!(interval.wakeups, after.wakeups - before.wakeups);
-    assert_eq!(interval.ticks, 4);
+    assert_eq!(interval.ticks, 4, "40 ms of 10 ms ticks");
     assert_eq!(
         (interval.live, interval.pending),
         (after.live, after.pending)

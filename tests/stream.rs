@@ -22,13 +22,26 @@ use tokio_test::{assert_pending, assert_ready, assert_ready_eq, task};
 
 const MS: Duration = Duration::from_millis(1);
 
-/// A default timer (10 ms ticks) whose driver has started and parked, as in
+/// A default timer (1 ms ticks) whose driver has started and parked, as in
 /// a program that has been running for a while.
 async fn timer() -> Timer {
-    let timer = Timer::new();
+    started(Timer::new()).await
+}
+
+/// `timer` once its driver has started and parked.
+async fn started(timer: Timer) -> Timer {
     tokio::task::yield_now().await;
     timer
 }
+
+fn coarse_timer() -> Timer {
+    Timer::builder().tick(10 * MS).build().unwrap()
+}
+
+/// Builds a default timer and one with 10 ms ticks, to run a rounding test
+/// on both; each is built when its run starts, so its ticks count from
+/// there.
+const DEFAULT_AND_COARSE: [fn() -> Timer; 2] = [Timer::new, coarse_timer];
 
 /// A stream that counts how often it is polled, fed through a channel.
 struct Counted<S> {
@@ -134,19 +147,23 @@ async fn the_first_limit_runs_from_creation() {
 
 /// A limit that is not a whole number of ticks rounds up to the next tick
 /// boundary: the error comes at 20 ms for a 15 ms limit on 10 ms ticks,
-/// never at 15.
+/// never at 15; at 2 ms for a 1.5 ms limit on the default 1 ms ticks.
 #[tokio::test(start_paused = true)]
 async fn a_limit_between_ticks_rounds_up_never_down() {
     let _watchdog = common::Watchdog::start();
-    let timer = timer().await;
-    let mut s = task::spawn(futures::stream::pending::<()>().timeout_on(&timer, 15 * MS));
-    assert_pending!(s.poll_next());
-    advance(19 * MS).await;
-    assert!(!s.is_woken());
-    assert_pending!(s.poll_next());
-    advance(MS).await;
-    assert!(s.is_woken());
-    assert!(assert_ready!(s.poll_next()).unwrap().is_err());
+    for build in DEFAULT_AND_COARSE {
+        let timer = started(build()).await;
+        let tick = timer.tick();
+        let limit = tick * 3 / 2;
+        let mut s = task::spawn(futures::stream::pending::<()>().timeout_on(&timer, limit));
+        assert_pending!(s.poll_next());
+        advance(tick * 2 - tick / 10).await;
+        assert!(!s.is_woken(), "{tick:?}");
+        assert_pending!(s.poll_next());
+        advance(tick / 10).await;
+        assert!(s.is_woken(), "{tick:?}");
+        assert!(assert_ready!(s.poll_next()).unwrap().is_err());
+    }
 }
 
 /// Once the inner stream ends, the adapter ends and is not polled again,
@@ -425,20 +442,24 @@ async fn throttle_spaces_items_and_holds_the_producer_back() {
 }
 
 /// A spacing between ticks rounds up: 15 ms on 10 ms ticks spaces items 20
-/// ms apart, never 15.
+/// ms apart, never 15; 1.5 ms on the default 1 ms ticks, 2 ms apart.
 #[tokio::test(start_paused = true)]
 async fn throttle_between_ticks_rounds_up_never_down() {
     let _watchdog = common::Watchdog::start();
-    let timer = timer().await;
-    let mut s = task::spawn(futures::stream::repeat(()).throttle_on(&timer, 15 * MS));
-    assert_ready!(s.poll_next());
-    assert_pending!(s.poll_next());
-    advance(19 * MS).await;
-    assert!(!s.is_woken());
-    assert_pending!(s.poll_next());
-    advance(MS).await;
-    assert!(s.is_woken());
-    assert_ready!(s.poll_next());
+    for build in DEFAULT_AND_COARSE {
+        let timer = started(build()).await;
+        let tick = timer.tick();
+        let spacing = tick * 3 / 2;
+        let mut s = task::spawn(futures::stream::repeat(()).throttle_on(&timer, spacing));
+        assert_ready!(s.poll_next());
+        assert_pending!(s.poll_next());
+        advance(tick * 2 - tick / 10).await;
+        assert!(!s.is_woken(), "{tick:?}");
+        assert_pending!(s.poll_next());
+        advance(tick / 10).await;
+        assert!(s.is_woken(), "{tick:?}");
+        assert_ready!(s.poll_next());
+    }
 }
 
 /// A consumer slower than the spacing gets each item as soon as it asks:

@@ -135,26 +135,28 @@ async fn is_elapsed_turns_true_only_on_completion() {
 
 /// time_sleep.rs `delayed_sleep_level_0`: sleeps end exactly at their
 /// deadline. The longer ones reach the next revolution (512 ms with 512
-/// slots of 1 ms) and the overflow level.
+/// slots of 1 ms, 8192 ms with the default 8192) and the overflow level.
 #[tokio::test(start_paused = true)]
 async fn sleeps_end_exactly_at_whole_millisecond_deadlines() {
     let _watchdog = common::Watchdog::start();
-    let timer = timer_1ms();
-    for d in [1, 10, 60, 511, 512, 513, 1_000, 65_000] {
-        let now = Instant::now();
-        timer.sleep_until(now + ms(d)).await;
-        assert_eq!(now.elapsed(), ms(d));
+    for slots in [512, 8192] {
+        let timer = Timer::builder().tick(ms(1)).slots(slots).build().unwrap();
+        for d in [1, 10, 60, 511, 512, 513, 1_000, 8_191, 8_192, 8_193, 65_000] {
+            let now = Instant::now();
+            timer.sleep_until(now + ms(d)).await;
+            assert_eq!(now.elapsed(), ms(d), "{d} ms on {slots} slots");
+        }
     }
 }
 
 /// time_sleep.rs `sub_ms_delayed_sleep`: a deadline just past a tick boundary
 /// rounds up to the next one: exactly one tick later for a 1 ms tick (tokio
-/// allows anything up to 1 ms late), the 10 ms boundary for the default tick.
+/// allows anything up to 1 ms late), the 10 ms boundary for a 10 ms tick.
 #[tokio::test(start_paused = true)]
 async fn sub_tick_deadlines_round_up_to_the_next_boundary() {
     let _watchdog = common::Watchdog::start();
     let fine = timer_1ms();
-    let coarse = Timer::new();
+    let coarse = Timer::builder().tick(ms(10)).build().unwrap();
     let origin = Instant::now();
     for _ in 0..5 {
         let now = Instant::now();
@@ -318,21 +320,24 @@ async fn reset_of_a_never_polled_sleep() {
 
 /// No single tokio test (time_sleep.rs uses `deadline()` in
 /// `reset_after_firing`): `deadline()` is the instant asked for, not rounded
-/// to the tick, and follows resets.
+/// to the tick, and follows resets. Deadlines between ticks, on the default
+/// 1 ms tick and on a 10 ms one.
 #[tokio::test(start_paused = true)]
 async fn deadline_is_the_requested_instant() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new(); // 10 ms ticks
-    let now = Instant::now();
-    assert_eq!(timer.sleep(ms(15)).deadline(), now + ms(15));
-    let at = now + Duration::from_micros(1_234);
-    let mut sleep = timer.sleep_until(at);
-    assert_eq!(sleep.deadline(), at);
-    Pin::new(&mut sleep).reset(now + ms(3));
-    assert_eq!(sleep.deadline(), now + ms(3));
-    (&mut sleep).await;
-    assert_eq!(sleep.deadline(), now + ms(3), "completion keeps it");
-    assert_eq!(now.elapsed(), ms(10), "completed on the 10 ms boundary");
+    for tick in [tickwheel::Builder::DEFAULT_TICK, ms(10)] {
+        let timer = Timer::builder().tick(tick).build().unwrap();
+        let now = Instant::now();
+        assert_eq!(timer.sleep(tick * 3 / 2).deadline(), now + tick * 3 / 2);
+        let at = now + tick * 1_234 / 10_000;
+        let mut sleep = timer.sleep_until(at);
+        assert_eq!(sleep.deadline(), at);
+        Pin::new(&mut sleep).reset(now + tick * 3 / 10);
+        assert_eq!(sleep.deadline(), now + tick * 3 / 10);
+        (&mut sleep).await;
+        assert_eq!(sleep.deadline(), now + tick * 3 / 10, "completion keeps it");
+        assert_eq!(now.elapsed(), tick, "completed on the next tick boundary");
+    }
 }
 
 /// time_sleep.rs `short_sleeps`: zero-length sleeps complete at once, many
@@ -546,24 +551,27 @@ async fn advance_in_steps_onto_the_deadline_wakes_the_sleep_not_before() {
     assert!(sleep.is_elapsed());
 }
 
-/// As above, with the default 10 ms tick: a deadline between boundaries is
-/// woken when `advance` reaches the boundary after it, not at the deadline.
+/// As above, with a deadline between boundaries: it is woken when `advance`
+/// reaches the boundary after it, not at the deadline. 29.5 ticks: 295 ms
+/// on a 10 ms tick, 29.5 ms on the default 1 ms one.
 #[tokio::test(start_paused = true)]
 async fn advance_to_the_rounded_deadline_wakes_the_sleep() {
     let _watchdog = common::Watchdog::start();
-    let timer = Timer::new();
-    let start = Instant::now();
-    let mut sleep = task::spawn(timer.sleep_until(start + ms(295)));
-    assert_pending!(sleep.poll());
-    time::advance(ms(295)).await;
-    assert!(!sleep.is_woken(), "woken before its tick boundary");
-    assert_pending!(sleep.poll());
-    time::advance(ms(4)).await;
-    assert!(!sleep.is_woken(), "woken before its tick boundary");
-    assert_pending!(sleep.poll());
-    time::advance(ms(1)).await;
-    assert!(sleep.is_woken());
-    assert_ready!(sleep.poll());
+    for tick in [ms(10), tickwheel::Builder::DEFAULT_TICK] {
+        let timer = Timer::builder().tick(tick).build().unwrap();
+        let start = Instant::now();
+        let mut sleep = task::spawn(timer.sleep_until(start + tick * 59 / 2));
+        assert_pending!(sleep.poll());
+        time::advance(tick * 59 / 2).await;
+        assert!(!sleep.is_woken(), "woken before its tick boundary");
+        assert_pending!(sleep.poll());
+        time::advance(tick * 4 / 10).await;
+        assert!(!sleep.is_woken(), "woken before its tick boundary");
+        assert_pending!(sleep.poll());
+        time::advance(tick / 10).await;
+        assert!(sleep.is_woken(), "{tick:?}");
+        assert_ready!(sleep.poll());
+    }
 }
 
 /// time_pause.rs `advance_after_poll`, `sleep_no_poll`,

@@ -400,6 +400,14 @@ fn days_to_years_of_uptime_default_timer() {
     paused("default timer", WATCHDOG, || days_to_years(Timer::new()));
 }
 
+/// The default before 1 ms x 8192: coarse ticks, laps of 5.12 s.
+#[test]
+fn days_to_years_of_uptime_10ms_ticks_and_512_slots() {
+    paused("10 ms x 512 slots", WATCHDOG, || {
+        days_to_years(Timer::builder().tick(ms(10)).slots(512).build().unwrap())
+    });
+}
+
 #[test]
 fn days_to_years_of_uptime_1ms_ticks_and_short_laps() {
     // 64 slots of 1 ms: a lap is 64 ms, so every second crosses laps and

@@ -1,7 +1,7 @@
 //! A simulated async service that puts a deadline on every backend call and
 //! retries the calls that blow it.
 //!
-//! 20,000 client tasks share one [`tickwheel::Timer`] (default settings: 10 ms
+//! 20,000 client tasks share one [`tickwheel::Timer`] (default settings: 1 ms
 //! ticks) and issue 200,000 requests between them. Each attempt calls a
 //! simulated backend whose latency is random: mostly fast (5-80 ms), with a
 //! 10% tail of 200-600 ms, so roughly one attempt in eleven blows its 250 ms

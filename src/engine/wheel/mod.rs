@@ -18,8 +18,8 @@
 //!   tick lies in lap `C` or `C + 1`, each in bucket `tick & mask`. Two
 //!   consecutive laps use the two halves of the ring, so a bucket only ever
 //!   holds entries of one tick, and every deadline less than one revolution
-//!   away (the common case: a 5 s timeout on a 5.12 s wheel) goes straight
-//!   into the ring;
+//!   away (the common case: a 5 s timeout on the default 8.192 s wheel) goes
+//!   straight into the ring;
 //! - the overflow holds the entries of laps `C + 2` and later, keyed by lap.
 //!   When lap `C + 1` becomes current, lap `C + 2`'s list moves into the ring
 //!   in one walk, so a far-future timer is touched once on its way in, never
