@@ -136,9 +136,11 @@
 //! - **Far deadlines.** The ring has buckets for the current and the next
 //!   revolution, so any deadline less than one revolution away goes straight
 //!   into its bucket. Later deadlines wait in an overflow level, one list per
-//!   revolution, which moves into the ring a revolution ahead of time: each
+//!   revolution (an array for the next 64, found with one bit scan, and a map
+//!   past them), which moves into the ring a revolution ahead of time: each
 //!   timer is moved once, instead of being visited every revolution as in
-//!   Netty.
+//!   Netty, and registering costs the same at any distance up to 64
+//!   revolutions (about 9 minutes at the default 1 ms x 8192).
 //! - **The driver** is one task on the tokio runtime. It sleeps with
 //!   `tokio::time` until the next non-empty bucket (found through an occupancy
 //!   bitmap), processes every due bucket of every shard, and wakes the tasks

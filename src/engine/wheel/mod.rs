@@ -6,9 +6,9 @@
 //!  slot = tick & mask  (the ring has 2 * slots buckets: two laps)
 //!
 //!  ring: laps C and C + 1           overflow: one list per later lap
-//!  +----+----+-- .. --+----+-- .. --+     BTreeMap<lap, list head>
-//!  | lap C half       | lap C+1 half|     { C+2: a -> b,  C+9: c }
-//!  +----+----+-- .. --+----+-- .. --+
+//!  +----+----+-- .. --+----+-- .. --+     laps C+2 .. C+65: an array + bits
+//!  | lap C half       | lap C+1 half|     later laps: BTreeMap<lap, head>
+//!  +----+----+-- .. --+----+-- .. --+     { C+2: a -> b,  C+9: c, C+900: d }
 //!  bitmap: one bit per non-empty bucket
 //! ```
 //!
@@ -20,7 +20,9 @@
 //!   holds entries of one tick, and every deadline less than one revolution
 //!   away (the common case: a 5 s timeout on the default 8.192 s wheel) goes
 //!   straight into the ring;
-//! - the overflow holds the entries of laps `C + 2` and later, keyed by lap.
+//! - the overflow holds the entries of laps `C + 2` and later, one list per
+//!   lap (`overflow.rs`: an array slot for the next 64 laps, a map entry past
+//!   them).
 //!   When lap `C + 1` becomes current, lap `C + 2`'s list moves into the ring
 //!   in one walk, so a far-future timer is touched once on its way in, never
 //!   once per revolution as in Netty's `remainingRounds` (Kafka and Linux
