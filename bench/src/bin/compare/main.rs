@@ -1,4 +1,4 @@
-//! Every workload of the comparison (W1-W7), for tickwheel, `tokio::time`,
+//! Every workload of the comparison (W1-W8), for tickwheel, `tokio::time`,
 //! tokio's alternative timer (multi-thread workloads) and `pingora-timeout`,
 //! and the delay-queue workloads (DQ1-DQ3, tickwheel's `DelayQueue` against
 //! tokio-util's), in one run: a table of absolute figures (min / median /
@@ -60,6 +60,11 @@
 //!   30 s on every "message", messages spread over them at random, by 2
 //!   tasks on 2 workers (tickwheel and tokio only). Best of several rounds,
 //!   ns per reset.
+//! - W8 a trickle: on a current-thread runtime, a sleep of 1-50 ms
+//!   registered every millisecond for 3 s (0.5 s with `--quick`), each
+//!   awaited by its own task (tickwheel and tokio): process CPU time, sleeps fired and early, tickwheel's
+//!   driver wake-ups per second. What the 1 ms default costs a lightly
+//!   loaded service; see `trickle` for how it is paced.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
 //!   insert+remove churn and insert+reset churn (CPU per operation), with
@@ -73,13 +78,14 @@
 //! Files: `options` (the command line), `systems` (who and what is measured,
 //! at which sizes), `runs` (the children of one repetition, and running
 //! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads` and `resets` (W1 to W7, run in a child), `delay_queue` (DQ1
-//! to DQ3, run in a child, and their table and targets), `measure` (the
-//! counting allocator, CPU time and context switches), `results` (figures by
-//! repetition, min / median / max), `report` (the table), `targets` (MET or
-//! MISSED), `chart` (text and SVG); the runtimes and the W1 future are
-//! shared with the criterion bench (`benches/churn.rs`) through this crate's
-//! library, with the child's tick and timer choice in its `settings`.
+//! `workloads`, `resets` and `trickle` (W1 to W8, run in a child),
+//! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
+//! `measure` (the counting allocator, CPU time and context switches),
+//! `results` (figures by repetition, min / median / max), `report` (the
+//! table), `targets` (MET or MISSED), `chart` (text and SVG); the runtimes
+//! and the W1 future are shared with the criterion bench
+//! (`benches/churn.rs`) through this crate's library, with the child's tick
+//! and timer choice in its `settings`.
 
 mod alt_timer;
 mod chart;
@@ -92,6 +98,7 @@ mod results;
 mod runs;
 mod systems;
 mod targets;
+mod trickle;
 mod workloads;
 
 use std::hint::black_box;

@@ -4,7 +4,7 @@ use crate::systems::{Sys, Work};
 
 pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
-       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
+       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
                [--quick] [--tick-ms N] [--alt-timer]
 
   --quick          smaller sizes and 2 repetitions: a smoke run (development, CI)
@@ -142,6 +142,12 @@ mod tests {
         assert_eq!((child.work, child.sys), (Work::Dq3, Sys::Tokio));
         let child = parse(&args("--child w2 ambient")).unwrap().child.unwrap();
         assert_eq!((child.work, child.sys), (Work::W2, Sys::Ambient));
+        let child = parse(&args("--child w8 tickwheel --tick-ms 10"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert_eq!((child.work, child.sys), (Work::W8, Sys::Tickwheel));
+        assert_eq!(child.tick_ms, Some(10));
         assert!(parse(&args("--child w9 tokio")).is_err());
         assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());
     }
