@@ -24,8 +24,8 @@
 //! tokio's alternative timer (`runtime::Builder::enable_alt_timer`) needs
 //! tokio built with `--cfg tokio_unstable`: the parent builds this binary
 //! again with that flag in `target/alt-timer` and runs its children with
-//! `--alt-timer` (skipped under `--quick`, see `alt_timer`). W6 runs a
-//! second time for tickwheel with a 10 ms tick, its default before 1 ms
+//! `--alt-timer` (skipped under `--quick`, see `alt_timer`). W6 and W8 run
+//! a second time for tickwheel with a 10 ms tick, its default before 1 ms
 //! (`--w6-tick-ms`).
 //!
 //! Workloads:
@@ -62,7 +62,8 @@
 //!   ns per reset.
 //! - W8 a trickle: on a current-thread runtime, a sleep of 1-50 ms
 //!   registered every millisecond for 3 s (0.5 s with `--quick`), each
-//!   awaited by its own task (tickwheel and tokio): process CPU time, sleeps fired and early, tickwheel's
+//!   awaited by its own task (tickwheel, at its default tick and at 10 ms,
+//!   and tokio): process CPU time, sleeps fired and early, tickwheel's
 //!   driver wake-ups per second. What the 1 ms default costs a lightly
 //!   loaded service; see `trickle` for how it is paced.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M

@@ -12,14 +12,14 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
   --alt-timer      measure tokio's alternative timer too (default without --quick);
                    it needs a second build, with --cfg tokio_unstable, in target/alt-timer
   --no-alt-timer   do not (default with --quick)
-  --w6-tick-ms N   the tick of W6's second tickwheel run, for comparison with the
-                   default 1 ms tick (default 10, the default before 1 ms)
+  --w6-tick-ms N   the tick of W6's and W8's second tickwheel run, for comparison
+                   with the default 1 ms tick (default 10, the default before 1 ms)
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
   its alternative timer (only in a --cfg tokio_unstable build).";
 
-/// The tick of W6's second tickwheel run unless `--w6-tick-ms` says
+/// The tick of W6's and W8's second tickwheel run unless `--w6-tick-ms` says
 /// otherwise: tickwheel's default before it became 1 ms, so the report shows
 /// what the finer default changed.
 pub const DEFAULT_W6_TICK_MS: u32 = 10;
