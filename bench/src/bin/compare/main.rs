@@ -3,8 +3,8 @@
 //! and the delay-queue workloads (DQ1-DQ3, tickwheel's `DelayQueue` against
 //! tokio-util's), in one run: a table of absolute figures (min / median /
 //! max over the repetitions) and ratios of the medians to `tokio::time`'s
-//! (tokio-util's for the delay queues), a MET/MISSED line per target, and
-//! the W1-W7 ratios as a text chart and an SVG chart.
+//! (tokio-util's for the delay queues), W8's own small table, a MET/MISSED
+//! line per target, and the W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
 //! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
