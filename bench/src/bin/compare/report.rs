@@ -482,7 +482,7 @@ fn w8_table(r: &Results, tick_ms: u32) -> String {
         let _ = writeln!(
             s,
             "| {label} | {} | {} | {} | {} | {} | {} | {} |",
-            fmt_spread(cpu, 3),
+            fmt_spread(cpu, targets::W8_CPU_DIGITS),
             fmt_opt(ratio(cpu.map(|c| c.median), tokio_cpu.map(|c| c.median)), 2),
             fmt_spread(figure("wakeups_per_s"), 0),
             fmt_spread(figure("wakeups_per_busy_tick"), 2),

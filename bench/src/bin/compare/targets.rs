@@ -28,6 +28,8 @@ pub const W7_MAX: f64 = 0.35;
 pub const W6_P50_MAX_MS: f64 = 1.5;
 /// W8: tickwheel's CPU at its default tick over tokio's (medians), at most.
 pub const W8_CPU_MAX: f64 = 1.0;
+/// W8's CPU seconds are shown to 0.1 ms: a `--quick` run takes about 15 ms.
+pub const W8_CPU_DIGITS: usize = 4;
 
 pub struct Target {
     pub name: String,
@@ -359,8 +361,8 @@ fn trickle(r: &Results) -> Target {
         judged: true,
         detail: format!(
             "tickwheel {} s, tokio {} s: {}x; early {}; {} driver wake-ups/s (tick {} ms)",
-            fmt_spread(cpu, 3),
-            fmt_spread(tokio_cpu, 3),
+            fmt_spread(cpu, W8_CPU_DIGITS),
+            fmt_spread(tokio_cpu, W8_CPU_DIGITS),
             fmt_opt(x, 2),
             fmt_spread(Spread::of(early.values().copied()), 0),
             fmt_spread(r.spread(Work::W8, tw, plain, "wakeups_per_s"), 0),
@@ -384,8 +386,8 @@ fn trickle_for_comparison(r: &Results, tick_ms: u32) -> Target {
         judged: false,
         detail: format!(
             "tickwheel {} s, tokio {} s: {}x; early {}; {} driver wake-ups/s (tick {} ms)",
-            fmt_spread(cpu, 3),
-            fmt_spread(tokio_cpu, 3),
+            fmt_spread(cpu, W8_CPU_DIGITS),
+            fmt_spread(tokio_cpu, W8_CPU_DIGITS),
             fmt_opt(ratio(median(cpu), median(tokio_cpu)), 2),
             fmt_spread(Spread::of(early.values().copied()), 0),
             fmt_spread(r.spread(Work::W8, tw, variant, "wakeups_per_s"), 0),
@@ -717,7 +719,7 @@ mod tests {
         );
         assert_eq!(
             t.detail,
-            "tickwheel 0.080 / 0.100 / 0.120 s, tokio 0.100 s: 1.00x; early 0; \
+            "tickwheel 0.0800 / 0.1000 / 0.1200 s, tokio 0.1000 s: 1.00x; early 0; \
              600 driver wake-ups/s (tick 1 ms)"
         );
         // 1.01 x tokio's.
@@ -773,7 +775,7 @@ mod tests {
         assert!(t.rule.starts_with("not judged"));
         assert!(
             t.detail.starts_with(
-                "tickwheel 0.200 / 0.250 / 0.300 s, tokio 0.100 s: 2.50x; early 0 / 0 / 1;"
+                "tickwheel 0.2000 / 0.2500 / 0.3000 s, tokio 0.1000 s: 2.50x; early 0 / 0 / 1;"
             ),
             "{}",
             t.detail
