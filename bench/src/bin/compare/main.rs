@@ -1,10 +1,10 @@
-//! Every workload of the comparison (W1-W7), for tickwheel, `tokio::time`,
+//! Every workload of the comparison (W1-W8), for tickwheel, `tokio::time`,
 //! tokio's alternative timer (multi-thread workloads) and `pingora-timeout`,
 //! and the delay-queue workloads (DQ1-DQ3, tickwheel's `DelayQueue` against
 //! tokio-util's), in one run: a table of absolute figures (min / median /
 //! max over the repetitions) and ratios of the medians to `tokio::time`'s
-//! (tokio-util's for the delay queues), a MET/MISSED line per target, and
-//! the W1-W7 ratios as a text chart and an SVG chart.
+//! (tokio-util's for the delay queues), W8's own small table, a MET/MISSED
+//! line per target, and the W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
 //! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
@@ -24,8 +24,8 @@
 //! tokio's alternative timer (`runtime::Builder::enable_alt_timer`) needs
 //! tokio built with `--cfg tokio_unstable`: the parent builds this binary
 //! again with that flag in `target/alt-timer` and runs its children with
-//! `--alt-timer` (skipped under `--quick`, see `alt_timer`). W6 runs a
-//! second time for tickwheel with a 10 ms tick, its default before 1 ms
+//! `--alt-timer` (skipped under `--quick`, see `alt_timer`). W6 and W8 run
+//! a second time for tickwheel with a 10 ms tick, its default before 1 ms
 //! (`--w6-tick-ms`).
 //!
 //! Workloads:
@@ -60,6 +60,12 @@
 //!   30 s on every "message", messages spread over them at random, by 2
 //!   tasks on 2 workers (tickwheel and tokio only). Best of several rounds,
 //!   ns per reset.
+//! - W8 a trickle: on a current-thread runtime, a sleep of 1-50 ms
+//!   registered every millisecond for 3 s (0.5 s with `--quick`), each
+//!   awaited by its own task (tickwheel, at its default tick and at 10 ms,
+//!   and tokio): process CPU time, sleeps fired and early, tickwheel's
+//!   driver wake-ups per second. What the 1 ms default costs a lightly
+//!   loaded service; see `trickle` for how it is paced.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
 //!   insert+remove churn and insert+reset churn (CPU per operation), with
@@ -73,13 +79,14 @@
 //! Files: `options` (the command line), `systems` (who and what is measured,
 //! at which sizes), `runs` (the children of one repetition, and running
 //! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads` and `resets` (W1 to W7, run in a child), `delay_queue` (DQ1
-//! to DQ3, run in a child, and their table and targets), `measure` (the
-//! counting allocator, CPU time and context switches), `results` (figures by
-//! repetition, min / median / max), `report` (the table), `targets` (MET or
-//! MISSED), `chart` (text and SVG); the runtimes and the W1 future are
-//! shared with the criterion bench (`benches/churn.rs`) through this crate's
-//! library, with the child's tick and timer choice in its `settings`.
+//! `workloads`, `resets` and `trickle` (W1 to W8, run in a child),
+//! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
+//! `measure` (the counting allocator, CPU time and context switches),
+//! `results` (figures by repetition, min / median / max), `report` (the
+//! table), `targets` (MET or MISSED), `chart` (text and SVG); the runtimes
+//! and the W1 future are shared with the criterion bench
+//! (`benches/churn.rs`) through this crate's library, with the child's tick
+//! and timer choice in its `settings`.
 
 mod alt_timer;
 mod chart;
@@ -92,6 +99,7 @@ mod results;
 mod runs;
 mod systems;
 mod targets;
+mod trickle;
 mod workloads;
 
 use std::hint::black_box;

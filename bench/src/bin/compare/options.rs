@@ -4,7 +4,7 @@ use crate::systems::{Sys, Work};
 
 pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
-       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
+       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
                [--quick] [--tick-ms N] [--alt-timer]
 
   --quick          smaller sizes and 2 repetitions: a smoke run (development, CI)
@@ -12,14 +12,14 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
   --alt-timer      measure tokio's alternative timer too (default without --quick);
                    it needs a second build, with --cfg tokio_unstable, in target/alt-timer
   --no-alt-timer   do not (default with --quick)
-  --w6-tick-ms N   the tick of W6's second tickwheel run, for comparison with the
-                   default 1 ms tick (default 10, the default before 1 ms)
+  --w6-tick-ms N   the tick of W6's and W8's second tickwheel run, for comparison
+                   with the default 1 ms tick (default 10, the default before 1 ms)
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
   its alternative timer (only in a --cfg tokio_unstable build).";
 
-/// The tick of W6's second tickwheel run unless `--w6-tick-ms` says
+/// The tick of W6's and W8's second tickwheel run unless `--w6-tick-ms` says
 /// otherwise: tickwheel's default before it became 1 ms, so the report shows
 /// what the finer default changed.
 pub const DEFAULT_W6_TICK_MS: u32 = 10;
@@ -142,6 +142,12 @@ mod tests {
         assert_eq!((child.work, child.sys), (Work::Dq3, Sys::Tokio));
         let child = parse(&args("--child w2 ambient")).unwrap().child.unwrap();
         assert_eq!((child.work, child.sys), (Work::W2, Sys::Ambient));
+        let child = parse(&args("--child w8 tickwheel --tick-ms 10"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert_eq!((child.work, child.sys), (Work::W8, Sys::Tickwheel));
+        assert_eq!(child.tick_ms, Some(10));
         assert!(parse(&args("--child w9 tokio")).is_err());
         assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());
     }

@@ -1,6 +1,6 @@
 //! The parent's report: the table of figures (min / median / max over the
 //! repetitions) with the ratios of the medians to `tokio::time`'s, the W1
-//! 2-worker figures per repetition, and the targets.
+//! 2-worker figures per repetition, W8's table, and the targets.
 
 use std::fmt::Write as _;
 
@@ -287,6 +287,7 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
 /// What the report says beside the table.
 pub struct Notes<'a> {
     pub header: &'a str,
+    /// The tick of W6's and W8's second tickwheel run.
     pub w6_tick_ms: u32,
     /// Where the alternative timer's column comes from, or why it is empty.
     pub alt_timer: &'a str,
@@ -379,6 +380,7 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
         }
     }
     s.push_str(&w1_mt_per_rep(r));
+    s.push_str(&w8_table(r, notes.w6_tick_ms));
     s.push_str(&targets::table(targets));
     s
 }
@@ -433,6 +435,60 @@ fn w1_mt_per_rep(r: &Results) -> String {
             s,
             "\ntickwheel / tokio per repetition: {}",
             fmt_spread(Some(spread), 2)
+        );
+    }
+    s
+}
+
+/// W8, the trickle: tickwheel at its default tick and at `tick_ms`, and
+/// tokio, each figure min / median / max over the repetitions.
+fn w8_table(r: &Results, tick_ms: u32) -> String {
+    let mut s = String::new();
+    let registered = r.spread(Work::W8, Sys::Tokio, Variant::Plain, "registered");
+    let _ = writeln!(
+        s,
+        "\nW8 trickle: {} sleeps of 1-50 ms, one registered every ms on a current-thread \
+         runtime (paced by a tokio interval, the same for every system), each awaited by a \
+         task of its own. CPU: the process's, from the first registration to the last fire; \
+         driver wake-ups: tickwheel's Stats::wakeups, per second and per busy tick (a tick \
+         with a sleep due).\n",
+        fmt_opt(registered.map(|s| s.median), 0)
+    );
+    let _ = writeln!(
+        s,
+        "| system | CPU s | CPU / tokio (medians) | driver wake-ups/s | wake-ups per busy tick \
+         | fired | early | lateness p99 ms |"
+    );
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let tokio_cpu = r.spread(Work::W8, Sys::Tokio, Variant::Plain, "cpu_s");
+    for (label, sys, variant) in [
+        (
+            format!(
+                "tickwheel, {} ms tick (default)",
+                tickwheel::Builder::DEFAULT_TICK.as_millis()
+            ),
+            Sys::Tickwheel,
+            Variant::Plain,
+        ),
+        (
+            format!("tickwheel, {tick_ms} ms tick"),
+            Sys::Tickwheel,
+            Variant::TickMs(tick_ms),
+        ),
+        ("tokio::time".to_string(), Sys::Tokio, Variant::Plain),
+    ] {
+        let figure = |key| r.spread(Work::W8, sys, variant, key);
+        let cpu = figure("cpu_s");
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {} | {} | {} | {} | {} | {} |",
+            fmt_spread(cpu, targets::W8_CPU_DIGITS),
+            fmt_opt(ratio(cpu.map(|c| c.median), tokio_cpu.map(|c| c.median)), 2),
+            fmt_spread(figure("wakeups_per_s"), 0),
+            fmt_spread(figure("wakeups_per_busy_tick"), 2),
+            fmt_spread(figure("fired"), 0),
+            fmt_spread(figure("early"), 0),
+            fmt_spread(figure("late_p99_ms"), 2),
         );
     }
     s

@@ -15,7 +15,8 @@ use crate::systems::{Figures, Sys, Work};
 pub enum Variant {
     /// The default settings, in this binary.
     Plain,
-    /// tickwheel with a tick of this many ms instead of its default (W6).
+    /// tickwheel with a tick of this many ms instead of its default (W6,
+    /// W8).
     TickMs(u32),
     /// tokio's alternative timer, in the `--cfg tokio_unstable` build
     /// (multi-thread workloads).
@@ -69,20 +70,20 @@ impl Run {
 
 /// The choices that add runs to the default ones.
 pub struct Plan {
-    /// The tick of W6's second tickwheel run.
+    /// The tick of W6's and W8's second tickwheel run.
     pub w6_tick_ms: u32,
     /// Whether the alternative-timer build is there to run.
     pub alt_timer: bool,
 }
 
 /// The runs of one repetition of `work`, in order: its systems, with
-/// tickwheel's W6 at the second tick right after tickwheel and tokio's
-/// alternative timer right after tokio.
+/// tickwheel's W6 and W8 at the second tick right after tickwheel and
+/// tokio's alternative timer right after tokio.
 pub fn runs_of(work: Work, plan: &Plan) -> Vec<Run> {
     let mut runs = Vec::new();
     for &sys in work.systems() {
         runs.push(Run::plain(work, sys));
-        if work == Work::W6 && sys == Sys::Tickwheel {
+        if matches!(work, Work::W6 | Work::W8) && sys == Sys::Tickwheel {
             runs.push(Run {
                 variant: Variant::TickMs(plan.w6_tick_ms),
                 ..Run::plain(work, sys)
@@ -155,6 +156,12 @@ mod tests {
         assert_eq!(
             labels(Work::W6, false),
             ["tickwheel", "tickwheel tick 10 ms", "tokio", "pingora"]
+        );
+        // W8, the trickle: the same second tick as W6; current-thread, so
+        // no alternative timer.
+        assert_eq!(
+            labels(Work::W8, true),
+            ["tickwheel", "tickwheel tick 10 ms", "tokio"]
         );
         // The delay queues: tickwheel's and tokio-util's (the `tokio` system),
         // on a current-thread runtime, where the alternative timer does not

@@ -57,6 +57,8 @@ pub enum Work {
     W5,
     W6,
     W7,
+    /// A trickle of short sleeps on a current-thread runtime (`trickle.rs`).
+    W8,
     /// Delay queues (`delay_queue.rs`): 1M inserted then expired, insert+remove
     /// churn, insert+reset churn.
     Dq1,
@@ -65,7 +67,7 @@ pub enum Work {
 }
 
 impl Work {
-    pub const ALL: [Work; 11] = [
+    pub const ALL: [Work; 12] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -74,6 +76,7 @@ impl Work {
         Work::W5,
         Work::W6,
         Work::W7,
+        Work::W8,
         Work::Dq1,
         Work::Dq2,
         Work::Dq3,
@@ -89,6 +92,7 @@ impl Work {
             Work::W5 => "w5",
             Work::W6 => "w6",
             Work::W7 => "w7",
+            Work::W8 => "w8",
             Work::Dq1 => "dq1",
             Work::Dq2 => "dq2",
             Work::Dq3 => "dq3",
@@ -103,7 +107,7 @@ impl Work {
         match self {
             Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
             Work::W2 => &Sys::ALL,
-            Work::W7 => &[Sys::Tickwheel, Sys::Tokio],
+            Work::W7 | Work::W8 => &[Sys::Tickwheel, Sys::Tokio],
             Work::Dq1 | Work::Dq2 | Work::Dq3 => &Sys::QUEUES,
             _ => &Sys::TIMERS,
         }
@@ -129,6 +133,8 @@ pub struct Sizes {
     /// W7 long-lived sleeps, and resets per task.
     pub w7_sleeps: usize,
     pub w7_resets: usize,
+    /// How long W8 registers a sleep every millisecond.
+    pub trickle: Duration,
     /// Child processes per (workload, system), unless `--reps` says otherwise.
     pub reps: usize,
 }
@@ -144,6 +150,7 @@ pub const FULL: Sizes = Sizes {
     idle: Duration::from_secs(5),
     w7_sleeps: 100_000,
     w7_resets: 1_000_000,
+    trickle: Duration::from_secs(3),
     reps: 5,
 };
 
@@ -159,6 +166,7 @@ pub const QUICK: Sizes = Sizes {
     idle: Duration::from_millis(300),
     w7_sleeps: 20_000,
     w7_resets: 100_000,
+    trickle: Duration::from_millis(500),
     reps: 2,
 };
 

@@ -3,9 +3,9 @@
 //! target on a ratio compares the medians, except W1 on 2 workers, which
 //! must hold in every repetition (tickwheel's figure of repetition k against
 //! tokio's of repetition k); "0 early" and "0 wake-ups" must hold in every
-//! repetition. W6 at the second tick (`--w6-tick-ms`) has a row for
-//! comparison, not judged. The delay queues' targets, judged the same way,
-//! are in `delay_queue` beside their table.
+//! repetition. W6 and W8 at the second tick (`--w6-tick-ms`) have a row
+//! each for comparison, not judged. The delay queues' targets, judged the
+//! same way, are in `delay_queue` beside their table.
 
 use std::fmt::Write as _;
 
@@ -26,6 +26,10 @@ pub const W6_P99_MAX: f64 = 0.75;
 pub const W7_MAX: f64 = 0.35;
 /// W6's median p50 at the default tick, at most.
 pub const W6_P50_MAX_MS: f64 = 1.5;
+/// W8: tickwheel's CPU at its default tick over tokio's (medians), at most.
+pub const W8_CPU_MAX: f64 = 1.0;
+/// W8's CPU seconds are shown to 0.1 ms: a `--quick` run takes about 15 ms.
+pub const W8_CPU_DIGITS: usize = 4;
 
 pub struct Target {
     pub name: String,
@@ -102,8 +106,8 @@ fn ratio_of_medians(
     }
 }
 
-/// `w6_tick_ms`: the tick of W6's second tickwheel run (shown, not
-/// judged; the target is at the default tick).
+/// `w6_tick_ms`: the tick of W6's and W8's second tickwheel run (shown,
+/// not judged; the targets are at the default tick).
 pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     let tw = Sys::Tickwheel;
     let plain = Variant::Plain;
@@ -264,6 +268,9 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     );
     resets.detail += &alt_note(tokio_alt, 1);
     out.push(resets);
+
+    out.push(trickle(r));
+    out.push(trickle_for_comparison(r, w6_tick_ms));
     out
 }
 
@@ -329,6 +336,62 @@ fn lateness_for_comparison(r: &Results, tick_ms: u32) -> Target {
             fmt_spread(figure("p50_ms"), 2),
             fmt_spread(Spread::of(early.values().copied()), 0),
             fmt_opt(median(figure("tick_ms")), 0)
+        ),
+    }
+}
+
+/// W8 at tickwheel's default tick: median CPU at most `W8_CPU_MAX` x
+/// tokio's, and no sleep early in any repetition.
+fn trickle(r: &Results) -> Target {
+    let (tw, plain) = (Sys::Tickwheel, Variant::Plain);
+    let cpu = r.spread(Work::W8, tw, plain, "cpu_s");
+    let tokio_cpu = r.spread(Work::W8, Sys::Tokio, plain, "cpu_s");
+    let early = r.per_rep(Work::W8, tw, plain, "early");
+    let x = ratio(median(cpu), median(tokio_cpu));
+    let met = [
+        x.map(|x| x <= W8_CPU_MAX),
+        every_rep(&early, r.reps, |e| e == 0.0),
+    ]
+    .into_iter()
+    .try_fold(true, |all, one| Some(all && one?));
+    Target {
+        name: "W8 trickle CPU at the default tick".into(),
+        rule: format!("<= {W8_CPU_MAX:.1} x tokio's CPU (medians); 0 early in every repetition"),
+        met,
+        judged: true,
+        detail: format!(
+            "tickwheel {} s, tokio {} s: {}x; early {}; {} driver wake-ups/s (tick {} ms)",
+            fmt_spread(cpu, W8_CPU_DIGITS),
+            fmt_spread(tokio_cpu, W8_CPU_DIGITS),
+            fmt_opt(x, 2),
+            fmt_spread(Spread::of(early.values().copied()), 0),
+            fmt_spread(r.spread(Work::W8, tw, plain, "wakeups_per_s"), 0),
+            fmt_opt(median(r.spread(Work::W8, tw, plain, "tick_ms")), 0)
+        ),
+    }
+}
+
+/// W8 with tickwheel at `tick_ms` (10 ms, its default before 1 ms, unless
+/// `--w6-tick-ms` says otherwise): its figures beside the target, not
+/// judged.
+fn trickle_for_comparison(r: &Results, tick_ms: u32) -> Target {
+    let (tw, variant) = (Sys::Tickwheel, Variant::TickMs(tick_ms));
+    let cpu = r.spread(Work::W8, tw, variant, "cpu_s");
+    let tokio_cpu = r.spread(Work::W8, Sys::Tokio, Variant::Plain, "cpu_s");
+    let early = r.per_rep(Work::W8, tw, variant, "early");
+    Target {
+        name: format!("W8 trickle CPU, {tick_ms} ms tick"),
+        rule: "not judged: for comparison (10 ms was the default tick before 1 ms)".into(),
+        met: None,
+        judged: false,
+        detail: format!(
+            "tickwheel {} s, tokio {} s: {}x; early {}; {} driver wake-ups/s (tick {} ms)",
+            fmt_spread(cpu, W8_CPU_DIGITS),
+            fmt_spread(tokio_cpu, W8_CPU_DIGITS),
+            fmt_opt(ratio(median(cpu), median(tokio_cpu)), 2),
+            fmt_spread(Spread::of(early.values().copied()), 0),
+            fmt_spread(r.spread(Work::W8, tw, variant, "wakeups_per_s"), 0),
+            fmt_opt(median(r.spread(Work::W8, tw, variant, "tick_ms")), 0)
         ),
     }
 }
@@ -617,6 +680,103 @@ mod tests {
         assert!(t.rule.starts_with("not judged"));
         assert!(
             t.detail.starts_with("p99 10.50 / 10.75 / 11.00 ms"),
+            "{}",
+            t.detail
+        );
+        assert!(t.detail.ends_with("(tick 10 ms)"), "{}", t.detail);
+    }
+
+    /// W8 over two repetitions: tickwheel's CPU and early per repetition at
+    /// the default tick, tokio's CPU 0.1 s in each.
+    fn w8(cpu: [f64; 2], early: [f64; 2]) -> Results {
+        let mut r = Results::new(2);
+        let (tw, plain) = (Sys::Tickwheel, Variant::Plain);
+        add(&mut r, Work::W8, "cpu_s", &[(tw, plain, &cpu)]);
+        add(&mut r, Work::W8, "early", &[(tw, plain, &early)]);
+        add(&mut r, Work::W8, "tick_ms", &[(tw, plain, &[1.0; 2])]);
+        add(
+            &mut r,
+            Work::W8,
+            "wakeups_per_s",
+            &[(tw, plain, &[600.0; 2])],
+        );
+        add(&mut r, Work::W8, "cpu_s", &[(Sys::Tokio, plain, &[0.1; 2])]);
+        r
+    }
+
+    const W8_DEFAULT: &str = "W8 trickle CPU at the default tick";
+
+    #[test]
+    fn w8_at_the_default_tick_is_judged_against_tokios_cpu() {
+        // 1.0 x tokio's (medians: 0.1 s against 0.1 s), though repetition 2
+        // alone is 1.2 x; none early.
+        let met = w8([0.08, 0.12], [0.0; 2]);
+        let t = target(&met, W8_DEFAULT);
+        assert_eq!(t.met, Some(true), "{}", t.detail);
+        assert_eq!(
+            t.rule,
+            "<= 1.0 x tokio's CPU (medians); 0 early in every repetition"
+        );
+        assert_eq!(
+            t.detail,
+            "tickwheel 0.0800 / 0.1000 / 0.1200 s, tokio 0.1000 s: 1.00x; early 0; \
+             600 driver wake-ups/s (tick 1 ms)"
+        );
+        // 1.01 x tokio's.
+        let slow = w8([0.101, 0.101], [0.0; 2]);
+        let t = target(&slow, W8_DEFAULT);
+        assert_eq!(t.met, Some(false), "{}", t.detail);
+        assert!(t.detail.contains(": 1.01x;"), "{}", t.detail);
+        // Cheaper than tokio, but one sleep early in one repetition.
+        let early = w8([0.05, 0.05], [0.0, 1.0]);
+        assert_eq!(verdict(&early, W8_DEFAULT), Some(false));
+        // A repetition without its early count: not judged.
+        let mut missing = w8([0.05, 0.05], [0.0; 2]);
+        missing.reps = 3;
+        assert_eq!(verdict(&missing, W8_DEFAULT), None);
+        // Without tokio's CPU there is no ratio to judge.
+        let mut alone = Results::new(1);
+        for key in ["cpu_s", "early"] {
+            add(
+                &mut alone,
+                Work::W8,
+                key,
+                &[(Sys::Tickwheel, Variant::Plain, &[0.0])],
+            );
+        }
+        assert_eq!(verdict(&alone, W8_DEFAULT), None);
+    }
+
+    #[test]
+    fn w8_at_the_second_tick_is_shown_not_judged() {
+        // Far above tokio's CPU and early: shown all the same, not judged.
+        let mut r = w8([0.1, 0.1], [0.0; 2]);
+        let ten = Variant::TickMs(10);
+        add(
+            &mut r,
+            Work::W8,
+            "cpu_s",
+            &[(Sys::Tickwheel, ten, &[0.2, 0.3])],
+        );
+        add(
+            &mut r,
+            Work::W8,
+            "early",
+            &[(Sys::Tickwheel, ten, &[0.0, 1.0])],
+        );
+        add(
+            &mut r,
+            Work::W8,
+            "tick_ms",
+            &[(Sys::Tickwheel, ten, &[10.0; 2])],
+        );
+        let t = target(&r, "W8 trickle CPU, 10 ms tick");
+        assert_eq!((t.met, t.verdict()), (None, "not judged"));
+        assert!(t.rule.starts_with("not judged"));
+        assert!(
+            t.detail.starts_with(
+                "tickwheel 0.2000 / 0.2500 / 0.3000 s, tokio 0.1000 s: 2.50x; early 0 / 0 / 1;"
+            ),
             "{}",
             t.detail
         );

@@ -190,7 +190,7 @@ impl Rng {
     }
 
     /// Uniform in `[lo, hi)`.
-    fn between(&mut self, lo: Duration, hi: Duration) -> Duration {
+    pub fn between(&mut self, lo: Duration, hi: Duration) -> Duration {
         lo + (hi - lo).mul_f64(self.next_f64())
     }
 }
@@ -552,6 +552,7 @@ pub fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
         Work::W5 => run_w5(sys, sizes, &mut out),
         Work::W6 => run_w6(sys, sizes, &mut out),
         Work::W7 => crate::resets::run_w7(sys, sizes, &mut out),
+        Work::W8 => crate::trickle::run_w8(sys, sizes, &mut out),
         Work::Dq1 | Work::Dq2 | Work::Dq3 => {
             crate::delay_queue::run_dq(work, sys, sizes, &mut out);
         }
