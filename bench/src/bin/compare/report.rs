@@ -221,6 +221,13 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
         .target(targets::W4_MAX),
         row("W5 idle CPU", "W5 CPU", "ms", 2, &get(Work::W5, "cpu_ms")).charted(),
         row(
+            "W5 memory of an idle timer (2 workers)",
+            "W5 mem",
+            "B",
+            0,
+            &get(Work::W5, "timer_bytes"),
+        ),
+        row(
             "W5 idle context switches",
             "W5 ctx",
             "",
