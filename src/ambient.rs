@@ -286,13 +286,13 @@ impl Builder {
     ///
     /// let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     /// Timer::builder()
-    ///     .tick(Duration::from_millis(1))
+    ///     .tick(Duration::from_millis(10))
     ///     .max_pending(100_000)
     ///     .runtime(rt.handle().clone())
     ///     .install()
     ///     .expect("first install");
     /// rt.block_on(async {
-    ///     assert_eq!(Timer::current().tick(), Duration::from_millis(1));
+    ///     assert_eq!(Timer::current().tick(), Duration::from_millis(10));
     ///     tickwheel::time::sleep(Duration::from_millis(5)).await; // on that timer
     /// });
     /// // Set once: a second install is refused.
