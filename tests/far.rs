@@ -52,14 +52,7 @@ async fn two_million_far_timers_each_move_once_and_all_fire() {
 #[tokio::test(start_paused = true)]
 async fn a_timer_on_the_last_tick_of_the_next_revolution() {
     let _watchdog = common::Watchdog::start();
-    fn coarse() -> Timer {
-        Timer::builder()
-            .tick(Duration::from_millis(10))
-            .slots(512)
-            .build()
-            .unwrap()
-    }
-    for build in [coarse, Timer::new] {
+    for build in [common::old_default_timer, Timer::new] {
         let timer = build(); // built now: its revolutions count from here
         let revolution = timer.tick() * timer.slots() as u32;
         let start = Instant::now();

@@ -38,17 +38,10 @@ async fn idle_again_after_the_last_timer_fires() {
 #[tokio::test(start_paused = true)]
 async fn a_lone_timer_costs_a_few_wakeups_not_one_per_tick() {
     let _watchdog = common::Watchdog::start();
-    fn coarse() -> Timer {
-        Timer::builder()
-            .tick(Duration::from_millis(10))
-            .slots(512)
-            .build()
-            .unwrap()
-    }
     // Each built just before its sleep: a timer left idle for more than a
     // revolution has processed no tick since, and would first move the
     // sleep in from its overflow level (one more wake-up).
-    for build in [Timer::new, coarse] {
+    for build in [Timer::new, common::old_default_timer] {
         let timer = build();
         let sleep = Duration::from_secs(10);
         let ticks = (sleep.as_nanos() / timer.tick().as_nanos()) as u64;

@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
 
 /// A waker that counts how often it was woken.
 #[derive(Default)]
@@ -65,4 +66,15 @@ pub fn runtime_with_timer(workers: usize) -> (tokio::runtime::Runtime, tickwheel
         .build()
         .expect("default settings are valid");
     (rt, timer)
+}
+
+/// A timer with the defaults before 0.1 (10 ms ticks, 512 slots), built now
+/// on the current runtime: tests of coarse ticks and of the overflow level
+/// run on it beside `Timer::new()`.
+pub fn old_default_timer() -> tickwheel::Timer {
+    tickwheel::Timer::builder()
+        .tick(Duration::from_millis(10))
+        .slots(512)
+        .build()
+        .unwrap()
 }

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use tickwheel_bench::{current_thread, new_timer};
 
-use crate::measure::{cpu_ns, live_bytes};
+use crate::measure::{cpu_ns, live_bytes, Lateness};
 use crate::report::{fmt_opt, fmt_spread, ratio};
 use crate::results::{Results, Spread};
 use crate::runs::Variant;
@@ -201,10 +201,7 @@ impl AsyncQueueJob for Dq1 {
         let cpu = cpu_ns() - cpu_before;
         drained.expect("every DQ1 item expires within 60 s");
         assert!(seen.iter().all(|&s| s), "an item never came out");
-        late_ns.sort_unstable();
-        let pct = |q: f64| {
-            late_ns[((late_ns.len() as f64 * q).ceil() as usize).clamp(1, late_ns.len()) - 1]
-        };
+        let late = Lateness::new(late_ns);
         let mut figures = Figures::new();
         let out = &mut figures;
         emit(out, "cpu_s", cpu as f64 / 1e9);
@@ -214,14 +211,10 @@ impl AsyncQueueJob for Dq1 {
             "bytes_per_item",
             (heap_after - heap_before) as f64 / self.n as f64,
         );
-        emit(out, "p50_ms", pct(0.50) as f64 / 1e6);
-        emit(out, "p99_ms", pct(0.99) as f64 / 1e6);
-        emit(out, "max_ms", *late_ns.last().expect("items") as f64 / 1e6);
-        emit(
-            out,
-            "early",
-            late_ns.iter().filter(|&&l| l < 0).count() as f64,
-        );
+        emit(out, "p50_ms", late.ms_at(0.50));
+        emit(out, "p99_ms", late.ms_at(0.99));
+        emit(out, "max_ms", late.max_ms());
+        emit(out, "early", late.early() as f64);
         emit(out, "resolution_ms", resolution.as_secs_f64() * 1e3);
         figures
     }

@@ -2,7 +2,7 @@
 //! and context switches (from `/proc`), for W3 and W5.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 // ---------------------------------------------------------------------------
 // Live-heap accounting
@@ -111,4 +111,38 @@ pub fn context_switches() -> u64 {
         }
     }
     total
+}
+
+// ---------------------------------------------------------------------------
+// Lateness percentiles (W6, W8, DQ1)
+
+/// Lateness samples in ns (negative: early), sorted.
+pub struct Lateness(Vec<i64>);
+
+impl Lateness {
+    /// At least one sample.
+    pub fn new(mut ns: Vec<i64>) -> Self {
+        assert!(!ns.is_empty(), "no lateness samples");
+        ns.sort_unstable();
+        Lateness(ns)
+    }
+
+    pub fn from_atomics(ns: &[AtomicI64]) -> Self {
+        Lateness::new(ns.iter().map(|l| l.load(Ordering::Acquire)).collect())
+    }
+
+    /// The `q` quantile (nearest rank), in ms.
+    pub fn ms_at(&self, q: f64) -> f64 {
+        let n = self.0.len();
+        self.0[((n as f64 * q).ceil() as usize).clamp(1, n) - 1] as f64 / 1e6
+    }
+
+    pub fn max_ms(&self) -> f64 {
+        self.ms_at(1.0)
+    }
+
+    /// Samples that fired before their deadline.
+    pub fn early(&self) -> usize {
+        self.0.iter().filter(|&&l| l < 0).count()
+    }
 }

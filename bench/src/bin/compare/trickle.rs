@@ -64,7 +64,7 @@ use tickwheel_bench::{current_thread, new_timer};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::measure::{context_switches, cpu_ns};
+use crate::measure::{context_switches, cpu_ns, Lateness};
 use crate::systems::{emit, Figures, Sizes, Sys};
 use crate::workloads::Rng;
 
@@ -182,16 +182,10 @@ pub fn run_w8(sys: Sys, sizes: Sizes, out: &mut Figures) {
     // The floor's tasks complete at once, early by their whole sleep: it has
     // no lateness to speak of.
     if sys != Sys::Floor {
-        let mut late: Vec<i64> = shared
-            .late_ns
-            .iter()
-            .map(|l| l.load(Ordering::Acquire))
-            .collect();
-        late.sort_unstable();
-        let pct = |q: f64| late[((late.len() as f64 * q).ceil() as usize).clamp(1, late.len()) - 1];
-        emit(out, "early", late.iter().filter(|&&l| l < 0).count() as f64);
-        emit(out, "late_p50_ms", pct(0.50) as f64 / 1e6);
-        emit(out, "late_p99_ms", pct(0.99) as f64 / 1e6);
+        let late = Lateness::from_atomics(&shared.late_ns);
+        emit(out, "early", late.early() as f64);
+        emit(out, "late_p50_ms", late.ms_at(0.50));
+        emit(out, "late_p99_ms", late.ms_at(0.99));
     }
     if let (Some(timer), Some(before)) = (&timer, stats_before) {
         let delta = timer.stats().delta(&before);

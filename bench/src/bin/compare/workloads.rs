@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use futures::poll;
 use tickwheel_bench::{current_thread, new_timer, two_workers, yield_once, DEADLINE};
 
-use crate::measure::{context_switches, cpu_ns, live_bytes, runqueue_wait_ns};
+use crate::measure::{context_switches, cpu_ns, live_bytes, runqueue_wait_ns, Lateness};
 use crate::systems::{emit, Figures, Sizes, Sys, Work};
 
 // ---------------------------------------------------------------------------
@@ -525,17 +525,11 @@ fn run_w6(sys: Sys, sizes: Sizes, out: &mut Figures) {
         .await
         .expect("the W6 task panicked")
     });
-    let mut late: Vec<i64> = shared
-        .late_ns
-        .iter()
-        .map(|l| l.load(Ordering::Acquire))
-        .collect();
-    late.sort_unstable();
-    let pct = |q: f64| late[((late.len() as f64 * q).ceil() as usize).clamp(1, late.len()) - 1];
-    emit(out, "p50_ms", pct(0.50) as f64 / 1e6);
-    emit(out, "p99_ms", pct(0.99) as f64 / 1e6);
-    emit(out, "max_ms", *late.last().expect("timers") as f64 / 1e6);
-    emit(out, "early", late.iter().filter(|&&l| l < 0).count() as f64);
+    let late = Lateness::from_atomics(&shared.late_ns);
+    emit(out, "p50_ms", late.ms_at(0.50));
+    emit(out, "p99_ms", late.ms_at(0.99));
+    emit(out, "max_ms", late.max_ms());
+    emit(out, "early", late.early() as f64);
     emit(
         out,
         "registered_before_first_deadline",
