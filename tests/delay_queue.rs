@@ -904,6 +904,25 @@ fn debug_shows_len_the_processed_tick_and_a_waiting_task() {
     });
 }
 
+/// A queue's ring is its own memory, so it has at most 512 slots (4 KiB)
+/// whatever the timer's, and the timer's when those are fewer.
+#[test]
+fn a_queues_ring_has_at_most_512_slots() {
+    watched(|| async {
+        let default = DelayQueue::<()>::with_timer(&Timer::new());
+        assert!(
+            format!("{default:?}").contains("ring_slots: 512,"),
+            "{default:?}"
+        );
+        let small = Timer::builder().slots(64).build().unwrap();
+        let small = DelayQueue::<()>::with_timer(&small);
+        assert!(
+            format!("{small:?}").contains("ring_slots: 64,"),
+            "{small:?}"
+        );
+    });
+}
+
 /// The task woken by the next insert into an empty queue is the one that
 /// polled it last, as with tokio-util's: a queue handed from one task to
 /// another wakes the new one.
@@ -1079,8 +1098,9 @@ fn a_passed_item_reset_later_waits_for_its_new_deadline() {
 
 /// Far items (laps beyond the ring) removed by key: the queue finds the lap
 /// of a list head from the low bits it keeps, including two laps 2^30 laps
-/// apart that share those bits (about 279 years on the default 1 ms x 8192,
-/// 174 on 10 ms x 512: both short of where the clock ends, 292 years).
+/// apart that share those bits (about 17 years on the default 1 ms tick,
+/// where a queue's ring has 512 slots; 174 years on 10 ms x 512: both short
+/// of where the clock ends, 292 years).
 #[test]
 fn far_items_are_removed_from_their_own_lap() {
     watched(|| async {
@@ -1091,7 +1111,8 @@ fn far_items_are_removed_from_their_own_lap() {
 }
 
 async fn far_items_are_removed_from_their_own_lap_on(timer: Timer) {
-    let lap = timer.tick() * timer.slots() as u32;
+    // The queue's own ring: at most 512 slots, whatever the timer's.
+    let lap = timer.tick() * timer.slots().min(512) as u32;
     let mut queue = DelayQueue::with_timer(&timer);
     let start = Instant::now();
     let near = start + Duration::from_secs(30);

@@ -62,7 +62,9 @@ fn distance() -> impl Strategy<Value = Duration> {
         (1u64..20_000_000).prop_map(Duration::from_nanos),
         (1u64..400).prop_map(Duration::from_millis),
         (400u64..5_000).prop_map(Duration::from_millis),
-        // Past the overflow's array of 64 laps on every wheel tried.
+        // Into the overflow's map on the 1 ms wheels (their arrays of 64 laps
+        // reach 0.5-1 s), and through the array and its slides on the 10 ms
+        // ones (5.1-10.2 s).
         (5_000u64..60_000).prop_map(Duration::from_millis),
     ]
 }

@@ -20,11 +20,7 @@ fn boundary_after(origin: Instant, deadline: Instant, tick: Duration) -> Instant
 /// A timer with a 10 ms tick and 512 slots (a revolution of 5.12 s), beside
 /// the default one (1 ms x 8192, 8.192 s).
 fn coarse_timer() -> Timer {
-    Timer::builder()
-        .tick(Duration::from_millis(10))
-        .slots(512)
-        .build()
-        .unwrap()
+    common::old_default_timer()
 }
 
 #[tokio::test(start_paused = true)]

@@ -208,6 +208,11 @@ impl Buckets {
         self.elapsed
     }
 
+    /// Ticks per lap: half the ring's buckets.
+    pub(super) fn slots(&self) -> usize {
+        self.ring.len() / 2
+    }
+
     /// Links the unlinked item at `index` by its deadline. `due` says its
     /// deadline is known to have passed.
     pub(super) fn link<T>(&mut self, slab: &mut Slab<T>, index: u32, due: bool) -> Placed {
@@ -555,4 +560,49 @@ fn push_front<T>(slab: &mut Slab<T>, head: u32, index: u32, list: List) -> u32 {
         slab.at_mut(head).prev = index;
     }
     index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The overflow's window follows the queue's processed tick: after the
+    /// queue has moved on by far more than 64 laps, an item 10 laps ahead
+    /// takes an array slot, and one inserted 100 laps ahead at the start
+    /// moves from the map into the array as the window reaches it.
+    #[test]
+    fn the_overflow_window_slides_with_the_processed_tick() {
+        let (tick_ns, slots) = (10, 4); // a lap is 4 ticks = 40 ns
+        let lap = (slots as i64) * tick_ns as i64;
+        let mut slab: Slab<u32> = Slab::new();
+        let mut buckets = Buckets::new(slots, tick_ns, 0);
+        let add = |slab: &mut Slab<u32>, buckets: &mut Buckets, value, at: i64| {
+            let key = slab.insert(value, Deadline::new(at)).expect("room");
+            buckets.link(slab, key.index, false);
+        };
+        add(&mut slab, &mut buckets, 1, 100 * lap);
+        assert_eq!(
+            buckets.overflow.in_map(),
+            1,
+            "100 laps ahead: past the window"
+        );
+        let seen = buckets.tick_floor(50 * lap);
+        assert_eq!(buckets.pop_due(&mut slab, seen), None);
+        buckets.settle(&mut slab, seen);
+        assert_eq!(buckets.overflow.in_map(), 0, "the window reached lap 100");
+        add(&mut slab, &mut buckets, 2, 60 * lap);
+        assert_eq!(buckets.overflow.in_map(), 0, "10 laps ahead: in the array");
+        let seen = buckets.tick_floor(100 * lap);
+        let first = buckets.pop_due(&mut slab, seen).expect("item 2 is due");
+        assert_eq!(slab.remove(first).0.value, 2);
+        let second = buckets.pop_due(&mut slab, seen).expect("item 1 is due");
+        assert_eq!(slab.remove(second).0.value, 1);
+        buckets.settle(&mut slab, buckets.tick_floor(1_000 * lap));
+        add(&mut slab, &mut buckets, 3, 1_010 * lap);
+        assert_eq!(
+            buckets.overflow.in_map(),
+            0,
+            "an idle queue's window moved too"
+        );
+    }
 }

@@ -56,7 +56,8 @@ use crate::timer::Timer;
 /// The most slots a queue's ring has. The ring is memory every queue pays
 /// (4 bytes a bucket, two laps), and a service may keep a queue per
 /// connection: 512 slots is 4 KiB, where the timer's default 8192 would be
-/// 64 KiB. Items beyond the ring cost no more to insert (see `buckets.rs`).
+/// 64 KiB. Items up to 64 laps beyond the ring (about 33 s at 1 ms) cost no
+/// more to insert; later ones wait in a map (see `buckets.rs`).
 const QUEUE_SLOTS: usize = 512;
 
 /// A queue of items that each come out once their deadline has passed:
@@ -1028,6 +1029,7 @@ impl<T> fmt::Debug for DelayQueue<T> {
             .field("capacity", &self.capacity())
             .field("bytes", &self.slab.allocated_bytes())
             .field("elapsed_tick", &self.buckets.elapsed())
+            .field("ring_slots", &self.buckets.slots())
             .field("waiting", &self.parked)
             .field("timer", &self.timer)
             .finish()

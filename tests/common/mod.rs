@@ -68,7 +68,7 @@ pub fn runtime_with_timer(workers: usize) -> (tokio::runtime::Runtime, tickwheel
     (rt, timer)
 }
 
-/// A timer with the defaults before 0.1 (10 ms ticks, 512 slots), built now
+/// A timer with the earlier defaults (10 ms ticks, 512 slots), built now
 /// on the current runtime: tests of coarse ticks and of the overflow level
 /// run on it beside `Timer::new()`.
 pub fn old_default_timer() -> tickwheel::Timer {

@@ -683,6 +683,37 @@ mod tests {
         assert_eq!(h.fired(), vec![1]);
     }
 
+    /// The overflow's window follows the current lap: after the wheel has
+    /// moved on by far more than 64 laps, a timer 10 laps ahead takes an
+    /// array slot, not a map entry, and one registered 100 laps ahead at the
+    /// start moves from the map into the array as the window reaches it.
+    #[test]
+    fn the_overflow_window_slides_with_the_current_lap() {
+        let mut h = Harness::new(4); // a lap is 4 ticks = 40 ns
+        let lap = 4 * TICK;
+        h.insert(1, 100 * lap);
+        assert_eq!(
+            h.wheel.overflow.in_map(),
+            1,
+            "100 laps ahead: past the window"
+        );
+        assert_eq!(h.advance_to(50 * lap), Advance::Until(99 * lap / TICK - 1));
+        assert_eq!(h.wheel.overflow.in_map(), 0, "the window reached lap 100");
+        assert_eq!(h.wheel.overflow.len(), 1);
+        h.insert(2, 60 * lap);
+        assert_eq!(h.wheel.overflow.in_map(), 0, "10 laps ahead: in the array");
+        assert_eq!(h.advance_to(100 * lap), Advance::Idle);
+        assert_eq!(h.fired(), vec![2, 1]);
+        assert_eq!(h.advance_to(1_000 * lap), Advance::Idle);
+        h.insert(3, 1_010 * lap);
+        assert_eq!(
+            h.wheel.overflow.in_map(),
+            0,
+            "an idle wheel's window moved too"
+        );
+        assert_eq!(h.wheel.overflow.len(), 1);
+    }
+
     #[test]
     fn far_timers_wait_in_the_overflow_and_move_in_once() {
         let mut h = Harness::new(4); // a lap is 4 ticks = 40 ns

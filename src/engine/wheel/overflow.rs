@@ -162,6 +162,12 @@ impl Overflow {
         }
     }
 
+    /// How many laps wait in the map (past the array's window).
+    #[cfg(test)]
+    pub(crate) fn in_map(&self) -> usize {
+        self.far.len()
+    }
+
     /// The number of laps with a list.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -262,5 +268,124 @@ mod tests {
         assert_eq!(o.first(), Some(u64::MAX - 1));
         o.slide(u64::MAX - 1);
         assert_eq!(o.pop_first(), Some(1));
+    }
+}
+
+/// The overflow against a `BTreeMap` of lap lists, with random links, takes,
+/// head changes and slides (each after taking the laps it passes, as both
+/// wheels do), checking the window's invariant after every step.
+#[cfg(test)]
+mod model {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap as Model;
+
+    const NIL: u32 = u32::MAX;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        // lap = base + off
+        Link(u64, u32),
+        Take(u64),
+        SetHead(u64, u32),
+        SetNil(u64),
+        // new base = base + d; laps below are taken first (the wheel's migrate)
+        Slide(u64),
+        PopFirst,
+    }
+
+    fn off() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            0u64..70,
+            60u64..140,
+            0u64..2000,
+            Just(63),
+            Just(64),
+            Just(65)
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (off(), 0u32..1000).prop_map(|(o, v)| Op::Link(o, v)),
+            2 => off().prop_map(Op::Take),
+            1 => (off(), 0u32..1000).prop_map(|(o, v)| Op::SetHead(o, v)),
+            1 => off().prop_map(Op::SetNil),
+            3 => prop_oneof![0u64..3, 0u64..70, 0u64..3000].prop_map(Op::Slide),
+            1 => Just(Op::PopFirst),
+        ]
+    }
+
+    fn check(o: &Overflow, m: &Model<u64, u32>) {
+        assert_eq!(o.first(), m.keys().next().copied());
+        assert_eq!(o.len(), m.len());
+        assert_eq!(
+            o.iter().collect::<Vec<_>>(),
+            m.iter().map(|(&a, &b)| (a, b)).collect::<Vec<_>>()
+        );
+        for (&lap, &head) in m {
+            assert_eq!(o.get(lap), Some(head));
+        }
+        for lap in o.base.saturating_sub(5)..o.base + 200 {
+            assert_eq!(o.get(lap), m.get(&lap).copied(), "get({lap})");
+        }
+        // invariant
+        for s in 0..NEAR {
+            if o.occupied & (1 << s) == 0 {
+                assert_eq!(o.near[s], NIL);
+            } else {
+                assert_ne!(o.near[s], NIL);
+            }
+        }
+        for &lap in o.far.keys() {
+            assert!(lap >= o.base + NEAR as u64);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+        #[test]
+        fn overflow_matches_a_btreemap(start in prop_oneof![Just(0u64), Just(2u64), 0u64..1000], ops in proptest::collection::vec(op(), 1..200)) {
+            let mut o = Overflow::new(start, NIL);
+            let mut m: Model<u64, u32> = Model::new();
+            for op in ops {
+                let base = o.base;
+                match op {
+                    Op::Link(off, v) => {
+                        let lap = base + off;
+                        *o.head_mut(lap) = v;
+                        m.insert(lap, v);
+                    }
+                    Op::Take(off) => {
+                        let lap = base + off;
+                        assert_eq!(o.take(lap), m.remove(&lap).unwrap_or(NIL));
+                    }
+                    Op::SetHead(off, v) => {
+                        let lap = base + off;
+                        o.set_head(lap, v);
+                        m.insert(lap, v);
+                    }
+                    Op::SetNil(off) => {
+                        let lap = base + off;
+                        o.set_head(lap, NIL);
+                        m.remove(&lap);
+                    }
+                    Op::Slide(d) => {
+                        let nb = base + d;
+                        while let Some(l) = o.first() {
+                            if l >= nb { break; }
+                            let (ml, mh) = m.pop_first().unwrap();
+                            assert_eq!(ml, l);
+                            assert_eq!(o.take(l), mh);
+                        }
+                        o.slide(nb);
+                    }
+                    Op::PopFirst => {
+                        assert_eq!(o.pop_first(), m.pop_first().map(|(_, h)| h));
+                    }
+                }
+                check(&o, &m);
+            }
+        }
     }
 }
