@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use tickwheel_bench::{current_thread, new_timer};
 
-use crate::measure::{cpu_ns, live_bytes, Lateness};
+use crate::measure::{cpu_ns, lateness_ns, live_bytes, Lateness};
 use crate::report::{fmt_opt, fmt_spread, ratio};
 use crate::results::{Results, Spread};
 use crate::runs::Variant;
@@ -183,11 +183,7 @@ impl AsyncQueueJob for Dq1 {
                             if deadline > now {
                                 now = Instant::now();
                             }
-                            let late = if now >= deadline {
-                                (now - deadline).as_nanos() as i64
-                            } else {
-                                -((deadline - now).as_nanos() as i64)
-                            };
+                            let late = lateness_ns(now, deadline);
                             late_ns.push(late);
                             seen[value as usize] = true;
                         }

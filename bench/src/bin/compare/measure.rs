@@ -116,6 +116,18 @@ pub fn context_switches() -> u64 {
 // ---------------------------------------------------------------------------
 // Lateness percentiles (W6, W8, DQ1)
 
+/// A lateness slot no completion has written yet.
+pub const NOT_FIRED: i64 = i64::MIN;
+
+/// How late `now` is for `deadline`, in ns (negative: early).
+pub fn lateness_ns(now: std::time::Instant, deadline: std::time::Instant) -> i64 {
+    if now >= deadline {
+        (now - deadline).as_nanos() as i64
+    } else {
+        -((deadline - now).as_nanos() as i64)
+    }
+}
+
 /// Lateness samples in ns (negative: early), sorted.
 pub struct Lateness(Vec<i64>);
 

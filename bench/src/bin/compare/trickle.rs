@@ -64,7 +64,7 @@ use tickwheel_bench::{current_thread, new_timer};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::measure::{context_switches, cpu_ns, Lateness};
+use crate::measure::{context_switches, cpu_ns, lateness_ns, Lateness, NOT_FIRED};
 use crate::systems::{emit, Figures, Sizes, Sys};
 use crate::workloads::Rng;
 
@@ -75,8 +75,6 @@ const SHORTEST: Duration = Duration::from_millis(1);
 const LONGEST: Duration = Duration::from_millis(50);
 /// How long the last sleeps may take to fire before the child gives up.
 const GIVE_UP: Duration = Duration::from_secs(10);
-
-const NOT_FIRED: i64 = i64::MIN;
 
 /// What the sleeping tasks report.
 struct Shared {
@@ -150,12 +148,7 @@ pub fn run_w8(sys: Sys, sizes: Sizes, out: &mut Figures) {
                 let shared = task_shared.clone();
                 tokio::spawn(async move {
                     sleep.await;
-                    let now = Instant::now();
-                    let late = if now >= deadline {
-                        (now - deadline).as_nanos() as i64
-                    } else {
-                        -((deadline - now).as_nanos() as i64)
-                    };
+                    let late = lateness_ns(Instant::now().into_std(), deadline.into_std());
                     shared.late_ns[i].store(late, Ordering::Relaxed);
                     if shared.fired.fetch_add(1, Ordering::AcqRel) + 1 == n {
                         shared.done.notify_one();

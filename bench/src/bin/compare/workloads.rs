@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use futures::poll;
 use tickwheel_bench::{current_thread, new_timer, two_workers, yield_once, DEADLINE};
 
-use crate::measure::{context_switches, cpu_ns, live_bytes, runqueue_wait_ns, Lateness};
+use crate::measure::{
+    context_switches, cpu_ns, lateness_ns, live_bytes, runqueue_wait_ns, Lateness, NOT_FIRED,
+};
 use crate::systems::{emit, Figures, Sizes, Sys, Work};
 
 // ---------------------------------------------------------------------------
@@ -457,20 +459,13 @@ struct LateShared {
     done: tokio::sync::Notify,
 }
 
-const NOT_FIRED: i64 = i64::MIN;
-
 impl Wake for LateWaker {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let now = Instant::now();
-        let late = if now >= self.deadline {
-            (now - self.deadline).as_nanos() as i64
-        } else {
-            -((self.deadline - now).as_nanos() as i64)
-        };
+        let late = lateness_ns(Instant::now(), self.deadline);
         let slot = &self.shared.late_ns[self.index];
         if slot
             .compare_exchange(NOT_FIRED, late, Ordering::AcqRel, Ordering::Relaxed)
