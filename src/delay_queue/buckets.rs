@@ -153,7 +153,7 @@ impl Buckets {
             occupied: Bitmap::new(buckets),
             busy_buckets: 0,
             geometry,
-            overflow: Overflow::new(geometry.current_lap(elapsed) + 2, NIL),
+            overflow: Overflow::new(geometry.first_overflow_lap(elapsed), NIL),
             never: NIL,
             due: NIL,
             due_tail: NIL,
@@ -415,7 +415,7 @@ impl Buckets {
         self.ring.fill(NIL);
         self.occupied = Bitmap::new(self.ring.len());
         self.busy_buckets = 0;
-        self.overflow = Overflow::new(self.geometry.current_lap(self.elapsed) + 2, NIL);
+        self.overflow = Overflow::new(self.geometry.first_overflow_lap(self.elapsed), NIL);
         self.never = NIL;
         self.due = NIL;
         self.due_tail = NIL;
@@ -427,7 +427,7 @@ impl Buckets {
     /// apart, so the loop almost never turns).
     fn lap_of(&self, low: u32, index: u32) -> u64 {
         let period = LAP_MASK + 1;
-        let min = self.geometry.current_lap(self.elapsed) + 2;
+        let min = self.geometry.first_overflow_lap(self.elapsed);
         let mut lap = min + ((u64::from(low)).wrapping_sub(min) & LAP_MASK);
         while self.overflow.get(lap) != Some(index) {
             debug_assert!(
@@ -516,7 +516,8 @@ impl Buckets {
                 at = next;
             }
         }
-        self.overflow.slide(self.geometry.current_lap(elapsed) + 2);
+        self.overflow
+            .slide(self.geometry.first_overflow_lap(elapsed));
     }
 
     /// Inserts the unlinked item at `index` (of tick `tick`) into the `due`

@@ -163,7 +163,7 @@ impl Wheel {
             slab: Slab::default(),
             ring: vec![NIL; buckets].into_boxed_slice(),
             occupied: Bitmap::new(buckets),
-            overflow: Overflow::new(geometry.current_lap(0) + 2, NIL),
+            overflow: Overflow::new(geometry.first_overflow_lap(0), NIL),
             never: NIL,
             last_tick: SATURATED / tick_ns,
             elapsed: 0,
@@ -382,7 +382,7 @@ impl Wheel {
                 return Advance::Idle;
             };
             debug_assert!(
-                next_lap >= self.current_lap() + 2,
+                next_lap >= self.geometry.first_overflow_lap(self.elapsed),
                 "overflow lap {next_lap} should be in the ring (current lap {})",
                 self.current_lap()
             );
@@ -415,7 +415,8 @@ impl Wheel {
             );
             self.migrate(lap);
         }
-        self.overflow.slide(self.current_lap() + 2);
+        self.overflow
+            .slide(self.geometry.first_overflow_lap(self.elapsed));
     }
 
     /// Fires the entries of `slot`; returns `false` if `out` filled up first

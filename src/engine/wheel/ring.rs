@@ -52,6 +52,12 @@ impl Ring {
         self.lap(elapsed + 1)
     }
 
+    /// The first lap past the ring (after `elapsed`): where the overflow
+    /// level starts.
+    pub(crate) fn first_overflow_lap(self, elapsed: u64) -> u64 {
+        self.current_lap(elapsed) + 2
+    }
+
     /// Whether `tick` (after `elapsed`) belongs in the ring: its lap is the
     /// current one or the next.
     pub(crate) fn in_ring(self, elapsed: u64, tick: u64) -> bool {
