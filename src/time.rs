@@ -18,8 +18,22 @@
 //! What stays different from `tokio::time` is the wheel's: deadlines round
 //! up to the next tick (1 ms by default, counted from the timer's start),
 //! never early; a zero `period` given to `interval` becomes one tick
-//! instead of a panic; and the test clock functions (`pause`, `advance`,
-//! `resume`) are tokio's, which drive the wheel too.
+//! instead of a panic.
+//!
+//! # Testing: `pause`, `advance`, `resume`
+//!
+//! With the `test-util` feature (which turns on tokio's), [`pause`],
+//! [`advance`] and [`resume`] are here too. They *are* tokio's (re-exported,
+//! not wrapped): the wheel's driver sleeps on tokio's clock, so pausing or
+//! advancing that clock drives the wheel exactly as it drives
+//! `tokio::time`'s own sleeps. A test module that did `use tokio::time;` and
+//! calls `time::advance(..)` keeps compiling after the switch to
+//! `use tickwheel::time;`:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! tickwheel = { version = "0.1", features = ["test-util"] }
+//! ```
 //!
 //! # Examples
 //!
@@ -57,6 +71,37 @@ use crate::timer::{capacity_panic, Refuse, Timer, Until};
 
 pub use std::time::Duration;
 pub use tokio::time::Instant;
+
+/// tokio's test clock, re-exported so that `use tickwheel::time;` covers
+/// what `use tokio::time;` did in tests. (Feature `test-util`.)
+///
+/// These are [`tokio::time::pause`], [`tokio::time::advance`] and
+/// [`tokio::time::resume`] themselves: the wheel's driver sleeps on tokio's
+/// clock, so they drive every wheel timer of the runtime too.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use tickwheel::time::{self, Duration, Instant};
+/// use tokio_test::{assert_pending, assert_ready, task};
+///
+/// time::pause();
+/// let start = Instant::now();
+/// let mut sleep = task::spawn(time::sleep(Duration::from_secs(5)));
+/// assert_pending!(sleep.poll());
+///
+/// time::advance(Duration::from_secs(5)).await;
+/// assert!(sleep.is_woken());
+/// assert_ready!(sleep.poll());
+/// assert_eq!(start.elapsed(), Duration::from_secs(5));
+/// time::resume();
+/// # }
+/// ```
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub use tokio::time::{advance, pause, resume};
 
 pub use crate::interval::{Interval, MissedTickBehavior};
 pub use crate::sleep::Sleep;
