@@ -273,6 +273,9 @@ mod builder;
 pub mod delay_queue;
 mod engine;
 mod error;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 mod integrations;
 mod interval;
 pub mod retry;

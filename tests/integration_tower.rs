@@ -134,7 +134,7 @@ impl Policy<&'static str, StatusCode, BoxError> for RetryUnavailable {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_slow_request_times_out_with_tickwheels_elapsed() {
+async fn a_slow_request_times_out_with_towers_elapsed() {
     let _watchdog = common::Watchdog::start();
     let (addr, seen) = server().await;
     let mut client = ServiceBuilder::new()
@@ -159,10 +159,13 @@ async fn a_slow_request_times_out_with_tickwheels_elapsed() {
         Duration::from_secs(1),
         "never early, not late"
     );
-    let elapsed = err
-        .downcast_ref::<tickwheel::Elapsed>()
-        .expect("a timeout is tickwheel's Elapsed");
-    assert!(!elapsed.is_shutdown());
+    // tower's own type, so a handler written for tower::timeout matches
+    // it unchanged; not tickwheel's Elapsed.
+    assert!(
+        err.is::<tower::timeout::error::Elapsed>(),
+        "a timeout is tower's Elapsed, got {err:?}"
+    );
+    assert!(!err.is::<tickwheel::Elapsed>());
     assert_eq!(seen.requests.load(Ordering::SeqCst), 2);
     // Both timeouts and the server's 10 s sleep were wheel entries of this
     // runtime's default timer.
@@ -249,8 +252,9 @@ async fn a_request_refused_a_timer_is_shed() {
     );
 }
 
-/// A timer shut down while a request waits ends it with an `Elapsed` that
-/// says so.
+/// A timer shut down while a request waits ends it with tickwheel's
+/// `Error` (`is_shutdown()`), not with tower's `Elapsed`: the deadline did
+/// not pass, the timer went away.
 #[tokio::test(start_paused = true)]
 async fn shutdown_ends_a_waiting_request() {
     let _watchdog = common::Watchdog::start();
@@ -267,9 +271,22 @@ async fn shutdown_ends_a_waiting_request() {
     tokio::time::sleep(ms(500)).await;
     assert_eq!(timer.shutdown(), 1);
     let err = request.await.unwrap().unwrap_err();
+    assert!(!err.is::<tower::timeout::error::Elapsed>());
     assert!(err
-        .downcast_ref::<tickwheel::Elapsed>()
+        .downcast_ref::<tickwheel::Error>()
+        .expect("tickwheel's Error")
+        .is_shutdown());
+    // A request made after the shutdown is refused at once, the same way.
+    let err = client
+        .ready()
+        .await
         .unwrap()
+        .call("/fast")
+        .await
+        .unwrap_err();
+    assert!(err
+        .downcast_ref::<tickwheel::Error>()
+        .expect("tickwheel's Error")
         .is_shutdown());
 }
 

@@ -9,25 +9,28 @@
 //! |---|---|
 //! | `tower::timeout::TimeoutLayer::new(d)` | [`TimeoutLayer::new(d)`](TimeoutLayer::new) (the runtime's default timer), [`TimeoutLayer::with_timer(d, timer)`](TimeoutLayer::with_timer) |
 //! | `tower::timeout::Timeout::new(svc, d)` | [`Timeout::new(svc, d)`](Timeout::new), [`Timeout::with_timer`] |
-//! | `tower::timeout::error::Elapsed` | [`tickwheel::Elapsed`](crate::Elapsed), boxed (see below) |
+//! | `tower::timeout::error::Elapsed` | the same type, boxed (see below) |
 //! | `ExponentialBackoffMaker` | [`retry::Backoff`](crate::retry::Backoff) (it implements `MakeBackoff`), [`BackoffMaker`] for a given timer |
 //! | `ExponentialBackoff` | [`WheelBackoff`] |
 //!
 //! # What a timed-out request yields
 //!
-//! As with tower's, the service's error is a [`BoxError`]. A request whose
-//! deadline passed fails with a boxed [`tickwheel::Elapsed`](crate::Elapsed),
-//! *not* tower's `tower::timeout::error::Elapsed` (a different type, which
-//! `downcast_ref` does not find): match it with
-//! `err.downcast_ref::<tickwheel::Elapsed>()`, or `err.is::<tickwheel::Elapsed>()`.
-//! Its [`is_shutdown`](crate::Elapsed::is_shutdown) is `true` when the
-//! request was cut short because the timer shut down rather than because
-//! its deadline passed. A request refused a timer (at the timer's
-//! [`max_pending`](crate::Builder::max_pending) limit, or after it shut
-//! down) fails at once with a boxed [`tickwheel::Error`](crate::Error)
-//! instead of waiting unbounded: load shedding, with
-//! [`is_at_capacity`](crate::Error::is_at_capacity). The inner service's own
+//! As with tower's, the service's error is a [`BoxError`], and a request
+//! whose deadline passed fails with tower's own
+//! [`tower::timeout::error::Elapsed`], boxed: a handler written for
+//! `tower::timeout` (`err.is::<tower::timeout::error::Elapsed>()`, say to
+//! answer 408) answers the same after the switch. The timer's own refusals
+//! stay distinct, as a boxed [`tickwheel::Error`](crate::Error): a request
+//! refused a timer at the timer's [`max_pending`](crate::Builder::max_pending)
+//! limit fails at once instead of waiting unbounded (load shedding:
+//! [`is_at_capacity`](crate::Error::is_at_capacity)), and one cut short
+//! because the timer shut down (or refused a timer after it shut down) has
+//! [`is_shutdown`](crate::Error::is_shutdown). The inner service's own
 //! errors pass through unchanged, boxed.
+//!
+//! For HTTP services that should answer `408 Request Timeout` themselves,
+//! as tower-http's `TimeoutLayer` does, see the `http` feature's
+//! [`tickwheel::http`](crate::http) module.
 //!
 //! # Examples
 //!
@@ -88,7 +91,7 @@
 //! // Two attempts timed out after 1 s each, with a 100 ms wait after each.
 //! assert_eq!(start.elapsed(), Duration::from_millis(2_200));
 //!
-//! // A timeout alone: the error is tickwheel's `Elapsed`, boxed.
+//! // A timeout alone: the error is tower's own `Elapsed`, boxed.
 //! let mut slow = ServiceBuilder::new()
 //!     .layer(TimeoutLayer::new(Duration::from_millis(10)))
 //!     .service(service_fn(|()| async {
@@ -96,7 +99,7 @@
 //!         Ok::<_, BoxError>(())
 //!     }));
 //! let err = slow.ready().await.unwrap().call(()).await.unwrap_err();
-//! assert!(err.downcast_ref::<tickwheel::Elapsed>().is_some());
+//! assert!(err.is::<tower::timeout::error::Elapsed>());
 //! # }
 //! ```
 

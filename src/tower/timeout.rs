@@ -86,10 +86,10 @@ impl<S> Layer<S> for TimeoutLayer {
 /// wheel, made when the request is called. (Feature `tower`.)
 ///
 /// Its error is a [`BoxError`]: a request whose deadline passed fails with a
-/// boxed [`Elapsed`](crate::Elapsed) (match it with
-/// `err.downcast_ref::<tickwheel::Elapsed>()`; tower's own `Elapsed` is a
-/// different type), one refused a timer at the `max_pending` limit or after
-/// shutdown with a boxed [`Error`](crate::Error), and the inner service's
+/// boxed [`tower::timeout::error::Elapsed`], tower's own type, so code that
+/// matched tower's timeout keeps matching it; one refused a timer (at the
+/// `max_pending` limit), or cut short because the timer shut down, fails
+/// with a boxed [`tickwheel::Error`](crate::Error); and the inner service's
 /// errors pass through, boxed.
 ///
 /// [`Sleep`]: crate::Sleep
@@ -109,8 +109,7 @@ impl<S> Layer<S> for TimeoutLayer {
 /// });
 /// let mut svc = Timeout::new(slow, Duration::from_secs(1));
 /// let err = svc.ready().await.unwrap().call(()).await.unwrap_err();
-/// let elapsed = err.downcast_ref::<tickwheel::Elapsed>().expect("timed out");
-/// assert!(!elapsed.is_shutdown());
+/// assert!(err.is::<tower::timeout::error::Elapsed>());
 /// # }
 /// ```
 #[derive(Debug, Clone)]
@@ -226,7 +225,13 @@ where
             StateProj::Running { timeout } => Poll::Ready(match ready!(timeout.poll(cx)) {
                 Ok(Ok(response)) => Ok(response),
                 Ok(Err(err)) => Err(err.into()),
-                Err(elapsed) => Err(Box::new(elapsed)),
+                // tower's own error type, so a handler written for
+                // `tower::timeout` (`err.is::<tower::timeout::error::Elapsed>()`)
+                // answers the same after the switch; a wait the timer cut
+                // short by shutting down is the timer's refusal, not a
+                // deadline that passed, and stays `tickwheel::Error`.
+                Err(elapsed) if elapsed.is_shutdown() => Err(Box::new(Error::shutdown())),
+                Err(_) => Err(Box::new(::tower::timeout::error::Elapsed::new())),
             }),
             StateProj::Refused { error } => Poll::Ready(Err(Box::new(*error))),
         }
