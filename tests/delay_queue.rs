@@ -804,13 +804,6 @@ fn new_uses_the_runtimes_default_timer() {
     });
 }
 
-#[test]
-#[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
-fn new_outside_a_runtime_panics() {
-    let _watchdog = common::Watchdog::start();
-    let _queue: DelayQueue<u8> = DelayQueue::new();
-}
-
 /// A task waiting on the queue (it polled, and does not poll again until
 /// woken) is woken at the tick of an item inserted earlier than what it
 /// waited for, as tokio-util moves its sleep: the queue moves its one timer
@@ -1162,4 +1155,89 @@ fn passed_inserts_out_of_order_come_out_in_deadline_order() {
         assert_eq!(values(&out), [10, 20, 30, 40, 50]);
         assert!(ended);
     });
+}
+
+// ---------------------------------------------------------------------------
+// Binding on first use: `new()` and `with_capacity()` need no runtime, as
+// tokio-util's.
+
+/// Made outside any runtime, a queue answers everything that needs no
+/// clock, and polling it empty ends the stream at once, on any executor.
+#[test]
+fn a_queue_made_outside_a_runtime_works_until_it_needs_a_clock() {
+    let _watchdog = common::Watchdog::start();
+    let mut queue: DelayQueue<u32> = DelayQueue::new();
+    assert!(queue.is_empty());
+    assert_eq!(queue.len(), 0);
+    queue.reserve(100);
+    assert!(queue.capacity() >= 100);
+    let sized: DelayQueue<u32> = DelayQueue::with_capacity(10);
+    assert!(sized.capacity() >= 10);
+    let defaulted: DelayQueue<u32> = DelayQueue::default();
+    assert!(defaulted.is_empty());
+    assert!(queue.peek().is_none());
+    queue.clear();
+    queue.compact();
+    assert_eq!(
+        futures::executor::block_on(queue.next()).map(|e| e.into_inner()),
+        None
+    );
+    assert!(format!("{queue:?}").contains("timer: None"));
+}
+
+/// Its first insert, inside a runtime, puts it on that runtime's default
+/// timer: the item comes out at its deadline, on that runtime's clock.
+#[test]
+fn a_queue_made_outside_binds_to_the_runtime_of_its_first_insert() {
+    let mut queue: DelayQueue<&str> = DelayQueue::new();
+    let queue = common::block_on_paused(async move {
+        let start = Instant::now();
+        let key = queue.insert("first", ms(250));
+        assert_eq!(queue.deadline(&key), start + ms(250));
+        // Its one sleep is on this runtime's default timer.
+        assert_eq!(Timer::current().stats().live, 1);
+        let expired = queue.next().await.unwrap();
+        assert_eq!(expired.into_inner(), "first");
+        assert_eq!(start.elapsed(), ms(250), "at its deadline, never early");
+        queue
+    });
+    assert!(queue.is_empty());
+}
+
+/// Made in one runtime and first used in another, it binds to the second's
+/// timer, as tokio-util's binds to the runtime of its first insert.
+#[test]
+fn a_queue_made_in_one_runtime_binds_to_the_one_it_is_first_used_in() {
+    let mut queue: DelayQueue<u8> = common::block_on_paused(async { DelayQueue::new() });
+    common::block_on_paused(async move {
+        let start = Instant::now();
+        queue.insert(7, Duration::from_secs(3));
+        assert_eq!(queue.next().await.unwrap().into_inner(), 7);
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+    });
+}
+
+/// An insert outside a runtime panics with tokio's kind of message (as
+/// tokio-util's does), not somewhere inside the queue.
+#[test]
+#[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
+fn the_first_insert_outside_a_runtime_panics_clearly() {
+    let mut queue: DelayQueue<u8> = DelayQueue::new();
+    queue.insert(1, ms(10));
+}
+
+/// A stale key given to a queue that was never bound panics as a stale key,
+/// without looking for a runtime.
+#[test]
+#[should_panic(expected = "DelayQueue::reset with a stale key")]
+fn reset_on_a_never_bound_queue_panics_as_a_stale_key() {
+    let key = common::block_on_paused(async {
+        let mut other = DelayQueue::new();
+        let key = other.insert(1u8, ms(10));
+        other.remove(&key);
+        key
+    });
+    let mut queue: DelayQueue<u8> = DelayQueue::new();
+    assert!(queue.try_remove(&key).is_none());
+    queue.reset(&key, ms(5));
 }

@@ -7,7 +7,8 @@
 //! |---|---|
 //! | `tokio_util::time::DelayQueue` | [`tickwheel::DelayQueue`](crate::DelayQueue) |
 //! | `tokio_util::time::delay_queue::{Expired, Key}` | `tickwheel::delay_queue::{Expired, Key}` |
-//! | `DelayQueue::new()`, `with_capacity(n)` | [`DelayQueue::with_timer`]`(&timer)`, [`DelayQueue::with_capacity_and_timer`]`(n, &timer)` |
+//! | `DelayQueue::new()`, `with_capacity(n)` | [`DelayQueue::new()`](DelayQueue::new), [`with_capacity(n)`](DelayQueue::with_capacity): the default timer of the runtime of the first insert; needs no runtime until then |
+//! | | [`DelayQueue::with_timer`]`(&timer)`, [`DelayQueue::with_capacity_and_timer`]`(n, &timer)`: a timer you hold |
 //!
 //! Every other method takes the same arguments and returns the same shapes.
 //! One behaves differently: [`compact`](DelayQueue::compact) never moves an
@@ -159,22 +160,29 @@ pub struct DelayQueue<T> {
     /// The last poll returned `Pending` with the sleep registered: the task
     /// waits on the sleep's entry in the timer.
     parked: bool,
-    /// The queue's one timer entry.
-    sleep: Sleep,
+    /// The queue's timer: `None` until the first insert for a queue made
+    /// by [`DelayQueue::new`] or [`DelayQueue::with_capacity`], which bind
+    /// to the current runtime's default timer then, as tokio-util's binds to
+    /// the current runtime on first use. A queue without one holds no item
+    /// (an insert binds it first), so nothing that needs the clock runs
+    /// before it is bound.
+    bound: Option<Bound>,
     /// The task to wake on the next insert, after a poll found the queue
     /// empty.
     waker: Option<Waker>,
+}
+
+/// A queue's timer, and its one entry in it.
+struct Bound {
+    /// The queue's one timer entry.
+    sleep: Sleep,
     /// Keeps the timer's driver running while the queue exists.
     timer: Timer,
 }
 
-/// [`DelayQueue::new`]: a queue on the current runtime's default timer.
-///
-/// # Panics
-///
-/// Outside a tokio runtime.
+/// [`DelayQueue::new`]: a queue on the default timer of the runtime its
+/// first insert is made in; it needs no runtime until then.
 impl<T> Default for DelayQueue<T> {
-    #[track_caller]
     fn default() -> Self {
         DelayQueue::new()
     }
@@ -184,10 +192,19 @@ impl<T> DelayQueue<T> {
     /// An empty queue on the current runtime's default timer
     /// ([`Timer::current`]): tokio-util's `DelayQueue::new`.
     ///
+    /// Like tokio-util's, it needs no runtime to be made: it binds to the
+    /// default timer of the runtime current at its first
+    /// [`insert`](DelayQueue::insert) (or `insert_at`), so it can be built
+    /// in a constructor, a `Default` impl or a `static` initialiser that
+    /// runs outside one. Until then it allocates nothing, and `len`,
+    /// `capacity`, `reserve`, `try_remove`, `clear` and polling (an empty
+    /// queue: `Ready(None)`) work anywhere.
+    ///
     /// # Panics
     ///
-    /// Outside a tokio runtime (tokio-util's queue panics there on first
-    /// use instead), and as [`with_timer`](DelayQueue::with_timer).
+    /// Never here. Its first insert panics outside a tokio runtime (as
+    /// tokio-util's does), or as [`Timer::sleep`] when that runtime's
+    /// default timer has shut down.
     ///
     /// # Examples
     ///
@@ -204,18 +221,19 @@ impl<T> DelayQueue<T> {
     /// assert_eq!(expired.into_inner(), "session");
     /// # }
     /// ```
-    #[track_caller]
     pub fn new() -> Self {
-        DelayQueue::with_timer(&Timer::current())
+        DelayQueue::with_capacity(0)
     }
 
     /// An empty queue on the current runtime's default timer with room for
     /// at least `capacity` items: tokio-util's `DelayQueue::with_capacity`.
+    /// Like [`new`](DelayQueue::new), it binds to the timer at its first
+    /// insert and needs no runtime until then.
     ///
     /// # Panics
     ///
-    /// As [`new`](DelayQueue::new) and
-    /// [`with_capacity_and_timer`](DelayQueue::with_capacity_and_timer).
+    /// If `capacity` exceeds the most items a queue can hold (about two
+    /// billion), and on its first insert as [`new`](DelayQueue::new)'s.
     ///
     /// # Examples
     ///
@@ -228,7 +246,20 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
-        DelayQueue::with_capacity_and_timer(capacity, &Timer::current())
+        // Stands in until the first insert gives the queue its timer's
+        // tick and slots: the smallest ring, never linked into (an unbound
+        // queue holds no item).
+        let mut queue = DelayQueue {
+            slab: Slab::new(),
+            buckets: Buckets::new(1, 1, 0),
+            seen: 0,
+            armed: ARMED_NEVER,
+            parked: false,
+            bound: None,
+            waker: None,
+        };
+        queue.reserve(capacity);
+        queue
     }
 
     /// An empty queue on `timer`.
@@ -284,30 +315,59 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn with_capacity_and_timer(capacity: usize, timer: &Timer) -> Self {
+        let mut queue = DelayQueue::with_capacity(capacity);
+        queue.bind(timer);
+        queue
+    }
+
+    /// Puts the queue on `timer`: its one sleep, and buckets of the timer's
+    /// tick starting at the timer's clock now. Only while the queue holds
+    /// no item.
+    #[track_caller]
+    fn bind(&mut self, timer: &Timer) {
+        debug_assert!(self.bound.is_none() && self.slab.len() == 0);
         // A sleep that never fires until the queue sets it.
         let sleep = timer.sleep(Duration::MAX);
         let tick_ns = u64::try_from(timer.tick().as_nanos()).unwrap_or(u64::MAX);
         let now = sleep.shared().now_offset();
         let slots = timer.slots().min(QUEUE_SLOTS);
         let origin = Buckets::new(slots, tick_ns, 0);
-        let seen = origin.tick_floor(now);
-        let mut queue = DelayQueue {
-            slab: Slab::new(),
-            buckets: Buckets::new(slots, tick_ns, seen),
-            seen,
-            // `Duration::MAX`: a deadline that never comes.
-            armed: ARMED_NEVER,
-            parked: false,
+        self.seen = origin.tick_floor(now);
+        self.buckets = Buckets::new(slots, tick_ns, self.seen);
+        // `Duration::MAX`: a deadline that never comes.
+        self.armed = ARMED_NEVER;
+        self.parked = false;
+        self.bound = Some(Bound {
             sleep,
-            waker: None,
             timer: timer.clone(),
-        };
-        queue.reserve(capacity);
-        queue
+        });
+    }
+
+    /// Binds a queue made by `new` or `with_capacity` to the current
+    /// runtime's default timer, the first time it needs a clock.
+    #[track_caller]
+    fn bind_to_current(&mut self) {
+        if self.bound.is_none() {
+            self.bind(&Timer::current());
+        }
+    }
+
+    /// The queue's sleep. Every caller runs only on a bound queue: with an
+    /// item in it, or parked on its sleep.
+    fn sleep_mut(&mut self) -> &mut Sleep {
+        &mut self
+            .bound
+            .as_mut()
+            .expect("tickwheel: an unbound DelayQueue has no sleep")
+            .sleep
     }
 
     fn shared(&self) -> &Shared {
-        self.sleep.shared()
+        self.bound
+            .as_ref()
+            .expect("tickwheel: an unbound DelayQueue has no clock")
+            .sleep
+            .shared()
     }
 
     /// Inserts `value`, to come out `timeout` from now, and returns its key.
@@ -341,6 +401,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
+        self.bind_to_current();
         let offset = self.offset_after(timeout);
         self.insert_offset(value, offset, timeout.is_zero())
     }
@@ -372,6 +433,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
+        self.bind_to_current();
         let (offset, due) = self.offset_at(when);
         self.insert_offset(value, offset, due)
     }
@@ -497,6 +559,9 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn reset(&mut self, key: &Key, timeout: Duration) {
+        // A stale key (on an unbound queue, every key) panics before the
+        // clock is read.
+        self.check_key("reset", key);
         let offset = self.offset_after(timeout);
         self.reset_offset("reset", key, offset, timeout.is_zero());
     }
@@ -527,15 +592,21 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn reset_at(&mut self, key: &Key, when: Instant) {
+        self.check_key("reset_at", key);
         let (offset, due) = self.offset_at(when);
         self.reset_offset("reset_at", key, offset, due);
     }
 
     #[track_caller]
-    fn reset_offset(&mut self, method: &str, key: &Key, offset: i64, due: bool) {
+    fn check_key(&self, method: &str, key: &Key) {
         if self.slab.get(*key).is_none() {
             stale_key(method, key);
         }
+    }
+
+    #[track_caller]
+    fn reset_offset(&mut self, method: &str, key: &Key, offset: i64, due: bool) {
+        self.check_key(method, key);
         let deadline = Deadline::new(offset);
         // Later, in a ring bucket: the deadline moves in place, and the item
         // is linked again when its bucket comes round. Nothing to wake: it
@@ -679,7 +750,7 @@ impl<T> DelayQueue<T> {
             if tick != self.armed && !self.arm(tick, deadline) {
                 continue; // shut down: the check above ends the poll
             }
-            match self.sleep.poll_unbudgeted(cx) {
+            match self.sleep_mut().poll_unbudgeted(cx) {
                 Poll::Pending => {
                     self.parked = true;
                     return Poll::Pending;
@@ -953,7 +1024,7 @@ impl<T> DelayQueue<T> {
     /// `deadline`, and records it in `armed`. Returns `false` (and records
     /// nothing) if the timer has shut down: its task was woken already.
     fn arm(&mut self, tick: u64, deadline: i64) -> bool {
-        let armed = Pin::new(&mut self.sleep)
+        let armed = Pin::new(self.sleep_mut())
             .try_reset_offset(deadline, Some(i64::MIN))
             .is_ok();
         if armed {
@@ -977,7 +1048,7 @@ impl<T> DelayQueue<T> {
         if std::mem::take(&mut self.parked) {
             // A deadline at the clock's reading completes the sleep and wakes
             // its task; a shut-down timer has woken it already.
-            let _ = Pin::new(&mut self.sleep).try_reset_offset(i64::MIN, Some(i64::MIN));
+            let _ = Pin::new(self.sleep_mut()).try_reset_offset(i64::MIN, Some(i64::MIN));
             self.armed = UNARMED;
         }
     }
@@ -1031,7 +1102,7 @@ impl<T> fmt::Debug for DelayQueue<T> {
             .field("elapsed_tick", &self.buckets.elapsed())
             .field("ring_slots", &self.buckets.slots())
             .field("waiting", &self.parked)
-            .field("timer", &self.timer)
+            .field("timer", &self.bound.as_ref().map(|bound| &bound.timer))
             .finish()
     }
 }
