@@ -25,10 +25,12 @@ pin_project! {
     /// [`get_ref`](Timeout::get_ref), [`get_mut`](Timeout::get_mut) and
     /// [`into_inner`](Timeout::into_inner).
     ///
-    /// # Cancellation
+    /// # Cancel safety
     ///
-    /// Dropping a `Timeout` drops the inner future and unregisters the timer
-    /// in O(1).
+    /// Dropping a `Timeout` before it completes drops the inner future and
+    /// unregisters its timer in O(1); nothing else is kept or leaked. So a
+    /// `Timeout` is exactly as cancel safe as the future it wraps: whatever
+    /// dropping that future loses, dropping the `Timeout` loses too.
     ///
     /// # Examples
     ///
