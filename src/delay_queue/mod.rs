@@ -625,6 +625,15 @@ impl<T> DelayQueue<T> {
     ///
     /// Each `Ready` takes a unit of tokio's cooperative budget.
     ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe. An item leaves the queue only in the
+    /// `Ready(Some)` that returns it, so a future built on it (the queue's
+    /// `next()` from `StreamExt`, say) that is dropped before it completes,
+    /// as the losing branch of `tokio::select!` is, loses no item: the item
+    /// stays in the queue and the next poll yields it. The queue's own
+    /// timer entry stays with the queue.
+    ///
     /// # Examples
     ///
     /// ```
@@ -1016,7 +1025,8 @@ impl<T> futures_core::Stream for DelayQueue<T> {
 
     /// [`poll_expired`](DelayQueue::poll_expired): the stream ends
     /// (`None`) whenever the queue is empty, and yields again after an
-    /// insert, as tokio-util's.
+    /// insert, as tokio-util's. Cancel safe, as `poll_expired` is: a
+    /// dropped `next()` loses no item.
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         self.get_mut().poll_expired(cx)
     }
