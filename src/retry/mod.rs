@@ -1,13 +1,14 @@
 //! Retry loops on the wheel: [`Timer::retry`], the [`Retry`] future it
 //! returns, and the [`Backoff`] delays it waits between attempts.
 //!
-//! - `backoff.rs`: the delay sequence (constant or exponential, jitter, caps).
-//! - `jitter.rs`: the jitter choice and its seedable generator.
-//! - this file: the future that calls, waits and calls again.
-//!
 //! The waits are wheel `Sleep`s, so a retry costs one wheel entry while it
 //! waits and nothing while its operation runs; no user code runs on the
 //! driver.
+
+// - `backoff.rs`: the delay sequence (constant or exponential, jitter, caps).
+// - `jitter.rs`: the jitter choice and its seedable generator.
+// - `hooks.rs`: the hook traits and their no-op defaults.
+// - this file: the future that calls, waits and calls again.
 
 mod backoff;
 mod hooks;
