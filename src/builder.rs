@@ -71,6 +71,19 @@ impl Builder {
     pub const MAX_SHARDS: usize = crate::error::MAX_SHARDS;
 
     /// A builder with every setting at its default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use tickwheel::Builder;
+    ///
+    /// let timer = Builder::new().build().unwrap();
+    /// assert_eq!(timer.tick(), Builder::DEFAULT_TICK);
+    /// assert_eq!(timer.slots(), Builder::DEFAULT_SLOTS);
+    /// # }
+    /// ```
     pub fn new() -> Self {
         Builder {
             tick: Self::DEFAULT_TICK,
@@ -89,6 +102,25 @@ impl Builder {
     /// precise and cost more driver wake-ups when timers are dense; the driver
     /// skips empty ticks either way. Below [`MIN_TICK`](Self::MIN_TICK),
     /// `build` fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::builder()
+    ///     .tick(Duration::from_millis(10))
+    ///     .build()
+    ///     .unwrap();
+    /// let start = Instant::now();
+    /// timer.sleep(Duration::from_millis(25)).await; // rounds up to 30 ms
+    /// let slept = start.elapsed();
+    /// assert!(slept >= Duration::from_millis(25) && slept <= Duration::from_millis(35));
+    /// # }
+    /// ```
     pub fn tick(mut self, tick: Duration) -> Self {
         self.tick = tick;
         self
@@ -99,6 +131,19 @@ impl Builder {
     /// 8.192 s by default) away goes straight into its bucket; a later one
     /// waits in an overflow level and moves into the ring once. Zero or more
     /// than [`MAX_SLOTS`](Self::MAX_SLOTS) makes `build` fail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use tickwheel::{BuildError, Timer};
+    ///
+    /// assert_eq!(Timer::builder().slots(100).build().unwrap().slots(), 128);
+    /// let err = Timer::builder().slots(0).build().unwrap_err();
+    /// assert_eq!(err, BuildError::ZeroSlots);
+    /// # }
+    /// ```
     pub fn slots(mut self, slots: usize) -> Self {
         self.slots = slots;
         self
@@ -113,6 +158,22 @@ impl Builder {
     /// Each live sleep holds one unit of the budget from creation to drop.
     ///
     /// [`Error::is_at_capacity`]: crate::Error::is_at_capacity
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::builder().max_pending(2).build().unwrap();
+    /// let a = timer.try_sleep(Duration::from_secs(1)).unwrap();
+    /// let _b = timer.try_sleep(Duration::from_secs(1)).unwrap();
+    /// assert!(timer.try_sleep(Duration::from_secs(1)).unwrap_err().is_at_capacity());
+    /// drop(a);
+    /// assert!(timer.try_sleep(Duration::from_secs(1)).is_ok());
+    /// # }
+    /// ```
     pub fn max_pending(mut self, max: usize) -> Self {
         self.max_pending = Some(max);
         self
@@ -146,6 +207,23 @@ impl Builder {
     /// is called in). Its time driver must be enabled (`enable_time` or
     /// `enable_all`); if it is not, the driver stops at once and the timer
     /// behaves as shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// // No runtime is current here: the timer's driver runs on `rt`.
+    /// let rt = tokio::runtime::Builder::new_current_thread()
+    ///     .enable_time()
+    ///     .start_paused(true)
+    ///     .build()
+    ///     .unwrap();
+    /// let timer = tickwheel::Timer::builder()
+    ///     .runtime(rt.handle().clone())
+    ///     .build()
+    ///     .unwrap();
+    /// rt.block_on(timer.sleep(std::time::Duration::from_secs(1)));
+    /// assert_eq!(timer.stats().fired, 1);
+    /// ```
     pub fn runtime(mut self, handle: Handle) -> Self {
         self.runtime = Some(handle);
         self
@@ -158,6 +236,21 @@ impl Builder {
     /// A [`BuildError`] naming the first bad setting, or
     /// [`BuildError::NoRuntime`] if no runtime was given and this is not
     /// called inside one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::{BuildError, Timer};
+    ///
+    /// // Outside a runtime, with none given:
+    /// assert_eq!(Timer::builder().build().unwrap_err(), BuildError::NoRuntime);
+    ///
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let _guard = rt.enter();
+    /// let timer = Timer::builder().tick(Duration::from_millis(2)).build().unwrap();
+    /// assert_eq!(timer.tick(), Duration::from_millis(2));
+    /// ```
     pub fn build(self) -> Result<Timer, BuildError> {
         let (config, handle) = self.settle()?;
         Ok(Timer::start(config, &handle))

@@ -52,6 +52,23 @@ impl Elapsed {
     /// `true` if the timeout ended because its timer shut down (by
     /// [`Timer::shutdown`](crate::Timer::shutdown) or because the runtime that
     /// hosted the driver stopped), not because its deadline passed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let call = timer.timeout(Duration::from_secs(60), std::future::pending::<()>());
+    /// let waiting = tokio::spawn(call);
+    /// tokio::task::yield_now().await; // let it register
+    /// timer.shutdown();
+    /// let err = waiting.await.unwrap().unwrap_err();
+    /// assert!(err.is_shutdown()); // woken by the shutdown, not the deadline
+    /// # }
+    /// ```
     pub fn is_shutdown(&self) -> bool {
         self.shutdown
     }
@@ -126,11 +143,41 @@ impl Error {
     }
 
     /// `true` if the timer already had `max_pending` live timers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::builder().max_pending(1).build().unwrap();
+    /// let _held = timer.try_sleep(Duration::from_secs(1)).unwrap();
+    /// let err = timer.try_sleep(Duration::from_secs(1)).unwrap_err();
+    /// assert!(err.is_at_capacity());
+    /// assert!(!err.is_shutdown());
+    /// # }
+    /// ```
     pub fn is_at_capacity(&self) -> bool {
         matches!(self.kind, ErrorKind::AtCapacity { .. })
     }
 
     /// `true` if the timer has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// timer.shutdown();
+    /// let err = timer.try_sleep(Duration::from_secs(1)).unwrap_err();
+    /// assert!(err.is_shutdown());
+    /// assert!(!err.is_at_capacity());
+    /// # }
+    /// ```
     pub fn is_shutdown(&self) -> bool {
         matches!(self.kind, ErrorKind::Shutdown)
     }
@@ -273,12 +320,32 @@ impl TryCurrentError {
     }
 
     /// `true` if it was called outside any tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// // Outside any tokio runtime:
+    /// let err = tickwheel::Timer::try_current().unwrap_err();
+    /// assert!(err.is_missing_context());
+    /// assert!(!err.is_time_disabled());
+    /// ```
     pub fn is_missing_context(&self) -> bool {
         matches!(self.kind, TryCurrentErrorKind::MissingContext)
     }
 
     /// `true` if the current runtime has its time driver disabled (built
     /// without `enable_time` or `enable_all`), so no timer can run on it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// // A runtime built without `enable_time`:
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let _guard = rt.enter();
+    /// let err = tickwheel::Timer::try_current().unwrap_err();
+    /// assert!(err.is_time_disabled());
+    /// assert!(!err.is_missing_context());
+    /// ```
     pub fn is_time_disabled(&self) -> bool {
         matches!(self.kind, TryCurrentErrorKind::TimeDisabled)
     }

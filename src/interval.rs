@@ -232,10 +232,12 @@ fn add_or_far(t: Instant, d: Duration) -> Instant {
 /// timer has shut down, so `while let Some(_) = interval.next().await` stops
 /// by itself.
 ///
-/// # Cancellation
+/// # Cancel safety
 ///
-/// `tick` is cancel safe: dropping its future (say in a `select!`) loses no
-/// tick; the next call returns the same instant.
+/// [`tick`](Interval::tick) is cancel safe: dropping its future (say in a
+/// `select!`) loses no tick; the next call returns the same instant. The
+/// same holds for `next()` on the [`Stream`]. Dropping the `Interval`
+/// itself frees its wheel entry.
 ///
 /// # Examples
 ///
@@ -269,9 +271,11 @@ impl Interval {
     ///
     /// Once the timer has shut down (see [Shutdown](Interval#shutdown)).
     ///
-    /// # Cancellation
+    /// # Cancel safety
     ///
-    /// Cancel safe: a tick is consumed only when this future completes.
+    /// This method is cancel safe: a tick is consumed only when this future
+    /// completes, so if it is dropped first (a losing `tokio::select!`
+    /// branch), the next call returns the same tick.
     ///
     /// # Examples
     ///
@@ -301,6 +305,11 @@ impl Interval {
     /// # Panics
     ///
     /// Once the timer has shut down (see [Shutdown](Interval#shutdown)).
+    ///
+    /// # Cancel safety
+    ///
+    /// A tick is consumed only by the call that returns it `Ready`; a future
+    /// built on this method that is dropped while `Pending` loses no tick.
     ///
     /// # Examples
     ///
@@ -488,6 +497,22 @@ impl Interval {
 
     /// The current [`MissedTickBehavior`] ([`Burst`](MissedTickBehavior::Burst)
     /// unless set).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::MissedTickBehavior;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut interval = timer.interval(Duration::from_secs(1));
+    /// assert_eq!(interval.missed_tick_behavior(), MissedTickBehavior::Burst);
+    /// interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    /// assert_eq!(interval.missed_tick_behavior(), MissedTickBehavior::Skip);
+    /// # }
+    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed_tick_behavior
     }

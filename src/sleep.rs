@@ -64,10 +64,13 @@ enum State {
 /// deadline: at most one tick late, plus however long the runtime takes to
 /// run the driver and then the waiting task.
 ///
-/// # Cancellation
+/// # Cancel safety
 ///
-/// Dropping a `Sleep` removes its wheel entry in O(1) and makes the entry's
-/// memory reusable at once; it does not wait for the bucket to come round.
+/// A `Sleep` is cancel safe: dropping it before it completes cancels the
+/// timer, removes its wheel entry in O(1) and makes the entry's memory
+/// reusable at once (it does not wait for the bucket to come round); nothing
+/// else is lost. Polling `&mut sleep` in a `tokio::select!` loop and
+/// dropping that borrow leaves the sleep registered with the same deadline.
 ///
 /// # Executors
 ///

@@ -25,10 +25,12 @@ pin_project! {
     /// [`get_ref`](Timeout::get_ref), [`get_mut`](Timeout::get_mut) and
     /// [`into_inner`](Timeout::into_inner).
     ///
-    /// # Cancellation
+    /// # Cancel safety
     ///
-    /// Dropping a `Timeout` drops the inner future and unregisters the timer
-    /// in O(1).
+    /// Dropping a `Timeout` before it completes drops the inner future and
+    /// unregisters its timer in O(1); nothing else is kept or leaked. So a
+    /// `Timeout` is exactly as cancel safe as the future it wraps: whatever
+    /// dropping that future loses, dropping the `Timeout` loses too.
     ///
     /// # Examples
     ///
@@ -62,17 +64,66 @@ impl<F> Timeout<F> {
     }
 
     /// The inner future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let wake_at = Instant::now() + Duration::from_secs(5);
+    /// let call = timer.timeout(Duration::from_secs(1), timer.sleep_until(wake_at));
+    /// assert_eq!(call.get_ref().deadline(), wake_at);
+    /// assert!(call.await.is_err());
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &F {
         &self.value
     }
 
     /// The inner future, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::pin::Pin;
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut call = timer.timeout(Duration::from_secs(1), timer.sleep(Duration::from_secs(5)));
+    /// // Bring the inner sleep forward, inside the time limit:
+    /// Pin::new(call.get_mut()).reset(Instant::now() + Duration::from_millis(10));
+    /// assert_eq!(call.await, Ok(()));
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut F {
         &mut self.value
     }
 
     /// Consumes the timeout, returning the inner future (its timer entry is
     /// unregistered).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let call = timer.timeout(Duration::from_millis(10), async { "slow reply" });
+    /// assert_eq!(timer.stats().live, 1);
+    /// let reply = call.into_inner(); // no time limit any more
+    /// assert_eq!(timer.stats().live, 0);
+    /// assert_eq!(reply.await, "slow reply");
+    /// # }
+    /// ```
     pub fn into_inner(self) -> F {
         self.value
     }

@@ -60,6 +60,20 @@ impl Timer {
     /// Outside a tokio runtime, like `tokio::spawn`. Use
     /// [`Timer::builder`]`().runtime(handle).build()` to pick a runtime
     /// explicitly.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// assert_eq!(timer.tick(), Duration::from_millis(1));
+    /// assert_eq!(timer.slots(), 8192);
+    /// assert_eq!(timer.max_pending(), None);
+    /// # }
+    /// ```
     // No `Default`: it would panic outside a runtime, which `Default` users
     // do not expect.
     #[allow(clippy::new_without_default)]
@@ -78,6 +92,23 @@ impl Timer {
     }
 
     /// A [`Builder`] to configure the tick, slots, capacity and runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::builder()
+    ///     .tick(Duration::from_millis(10))
+    ///     .max_pending(10_000)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(timer.tick(), Duration::from_millis(10));
+    /// assert_eq!(timer.max_pending(), Some(10_000));
+    /// # }
+    /// ```
     pub fn builder() -> Builder {
         Builder::new()
     }
@@ -209,6 +240,23 @@ impl Timer {
     ///
     /// As [`sleep`](Timer::sleep): after shutdown, and at the `max_pending`
     /// limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let deadline = Instant::now() + Duration::from_millis(100);
+    /// assert_eq!(timer.timeout_at(deadline, async { 7 }).await, Ok(7));
+    /// let never = std::future::pending::<()>();
+    /// assert!(timer.timeout_at(deadline, never).await.is_err());
+    /// assert!(Instant::now() >= deadline);
+    /// # }
+    /// ```
     #[track_caller]
     pub fn timeout_at<F: IntoFuture>(
         &self,
@@ -224,6 +272,25 @@ impl Timer {
     ///
     /// [`Error::is_at_capacity`] at the `max_pending` limit,
     /// [`Error::is_shutdown`] after the timer has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let start = Instant::now();
+    /// timer.try_sleep(Duration::from_millis(50)).unwrap().await;
+    /// assert!(start.elapsed() >= Duration::from_millis(50));
+    ///
+    /// timer.shutdown();
+    /// let err = timer.try_sleep(Duration::from_millis(50)).unwrap_err();
+    /// assert!(err.is_shutdown());
+    /// # }
+    /// ```
     pub fn try_sleep(&self, duration: Duration) -> Result<Sleep, Error> {
         self.make_sleep(Until::After(duration), Refuse::Error)
     }
@@ -234,6 +301,23 @@ impl Timer {
     /// # Errors
     ///
     /// As [`try_sleep`](Timer::try_sleep).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::builder().max_pending(1).build().unwrap();
+    /// let deadline = Instant::now() + Duration::from_millis(50);
+    /// let sleep = timer.try_sleep_until(deadline).unwrap();
+    /// assert!(timer.try_sleep_until(deadline).unwrap_err().is_at_capacity());
+    /// sleep.await;
+    /// assert!(Instant::now() >= deadline);
+    /// # }
+    /// ```
     pub fn try_sleep_until(&self, deadline: Instant) -> Result<Sleep, Error> {
         self.make_sleep(Until::At(deadline), Refuse::Error)
     }
@@ -272,6 +356,25 @@ impl Timer {
     /// # Errors
     ///
     /// As [`try_sleep`](Timer::try_sleep).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let deadline = Instant::now() + Duration::from_millis(100);
+    /// let call = timer.try_timeout_at(deadline, async { "pong" }).unwrap();
+    /// assert_eq!(call.await, Ok("pong"));
+    ///
+    /// timer.shutdown();
+    /// let refused = timer.try_timeout_at(deadline, std::future::ready(()));
+    /// assert!(refused.unwrap_err().is_shutdown());
+    /// # }
+    /// ```
     pub fn try_timeout_at<F: IntoFuture>(
         &self,
         deadline: Instant,
@@ -307,6 +410,22 @@ impl Timer {
     }
 
     /// A snapshot of the timer's counters and lateness; see [`Stats`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// timer.sleep(Duration::from_millis(5)).await;
+    /// let stats = timer.stats();
+    /// assert_eq!(stats.registered, 1);
+    /// assert_eq!(stats.fired, 1);
+    /// assert_eq!(stats.pending, 0);
+    /// # }
+    /// ```
     pub fn stats(&self) -> Stats {
         let mut tally = Tally::default();
         for shard in self.inner.shards.iter() {
@@ -438,26 +557,84 @@ impl Timer {
     }
 
     /// `true` once the timer has shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let timer = tickwheel::Timer::new();
+    /// assert!(!timer.is_shutdown());
+    /// timer.clone().shutdown(); // any clone stops the shared timer
+    /// assert!(timer.is_shutdown());
+    /// # }
+    /// ```
     pub fn is_shutdown(&self) -> bool {
         self.inner.shared.is_shutdown()
     }
 
     /// The tick length.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::builder()
+    ///     .tick(Duration::from_millis(5))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(timer.tick(), Duration::from_millis(5));
+    /// # }
+    /// ```
     pub fn tick(&self) -> Duration {
         Duration::from_nanos(self.inner.config().tick_ns)
     }
 
     /// The number of slots in one revolution (a power of two).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let timer = tickwheel::Timer::builder().slots(1000).build().unwrap();
+    /// assert_eq!(timer.slots(), 1024); // rounded up to a power of two
+    /// # }
+    /// ```
     pub fn slots(&self) -> usize {
         self.inner.config().slots
     }
 
     /// The number of shards (see [`Builder::shards`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let timer = tickwheel::Timer::builder().shards(8).build().unwrap();
+    /// assert_eq!(timer.shards(), 8);
+    /// # }
+    /// ```
     pub fn shards(&self) -> usize {
         self.inner.shards.len()
     }
 
     /// The `max_pending` limit, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let bounded = tickwheel::Timer::builder().max_pending(100).build().unwrap();
+    /// assert_eq!(bounded.max_pending(), Some(100));
+    /// assert_eq!(tickwheel::Timer::new().max_pending(), None);
+    /// # }
+    /// ```
     pub fn max_pending(&self) -> Option<usize> {
         self.inner.shared.max_pending()
     }

@@ -19,20 +19,21 @@
 //!
 //! The queue keeps its items in its own structure, which no lock guards (it
 //! is `&mut self` throughout, as tokio-util's): a slab of 24-byte slots plus
-//! a 4-byte generation each (for a `u64` value; `slab.rs`), linked into a
+//! a 4-byte generation each (for a `u64` value), linked into a
 //! small hashed wheel of the timer's tick, with at most 512 slots whatever
 //! the timer's (a ring of about 4 KiB per queue; items up to 64 laps past the
-//! ring wait in an array, later ones in a map: `buckets.rs`). It
+//! ring wait in an array, later ones in a map). It
 //! puts exactly one [`Sleep`] on the timer, set for the earliest tick that
 //! holds an item and moved with a reset when that changes, so a queue of a
 //! million items costs the timer one entry, and its task one waker.
 //! Inserting, removing or resetting an item touches the timer only when a
 //! task is waiting on the queue and the item comes due before everything
 //! else in it.
-//!
-//! Internally the queue is split by concern: `key.rs` and `expired.rs` are
-//! the public handles, `slab.rs` stores items, `buckets.rs` orders them by
-//! tick, and this file reads the clock and drives the one sleep.
+
+// Internally the queue is split by concern: `key.rs` and `expired.rs` are
+// the public handles, `slab.rs` stores items, `buckets.rs` orders them by
+// tick, and this file reads the clock and drives the one sleep. (Not in the
+// module docs: docs.rs readers cannot open these files.)
 
 mod buckets;
 mod expired;
@@ -696,6 +697,15 @@ impl<T> DelayQueue<T> {
     ///
     /// Each `Ready` takes a unit of tokio's cooperative budget.
     ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe. An item leaves the queue only in the
+    /// `Ready(Some)` that returns it, so a future built on it (the queue's
+    /// `next()` from `StreamExt`, say) that is dropped before it completes,
+    /// as the losing branch of `tokio::select!` is, loses no item: the item
+    /// stays in the queue and the next poll yields it. The queue's own
+    /// timer entry stays with the queue.
+    ///
     /// # Examples
     ///
     /// ```
@@ -1087,7 +1097,8 @@ impl<T> futures_core::Stream for DelayQueue<T> {
 
     /// [`poll_expired`](DelayQueue::poll_expired): the stream ends
     /// (`None`) whenever the queue is empty, and yields again after an
-    /// insert, as tokio-util's.
+    /// insert, as tokio-util's. Cancel safe, as `poll_expired` is: a
+    /// dropped `next()` loses no item.
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         self.get_mut().poll_expired(cx)
     }

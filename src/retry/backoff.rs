@@ -74,6 +74,20 @@ pub struct Backoff {
 /// One run of a [`Backoff`]'s delays: what `Backoff::into_iter` returns,
 /// holding the iteration state (counters and the jitter's random numbers),
 /// so that the settings can be kept and reused while each run starts afresh.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tickwheel::retry::{Backoff, Delays};
+///
+/// let settings = Backoff::exponential(Duration::from_millis(100));
+/// let mut run: Delays = settings.into_iter();
+/// assert_eq!(run.next(), Some(Duration::from_millis(100)));
+/// assert_eq!(run.next(), Some(Duration::from_millis(200)));
+/// // A new run starts afresh from the same settings:
+/// assert_eq!(settings.into_iter().next(), Some(Duration::from_millis(100)));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Delays {
     settings: Backoff,
@@ -212,6 +226,21 @@ impl Backoff {
     }
 
     /// Randomises each delay; see [`Jitter`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel::retry::{Backoff, Jitter};
+    ///
+    /// let delays: Vec<Duration> = Backoff::exponential(Duration::from_millis(100))
+    ///     .jitter(Jitter::Full)
+    ///     .into_iter()
+    ///     .collect();
+    /// assert_eq!(delays.len(), 3);
+    /// assert!(delays[0] <= Duration::from_millis(100));
+    /// assert!(delays[2] <= Duration::from_millis(400));
+    /// ```
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.jitter = jitter;
         self

@@ -1,13 +1,14 @@
 //! Retry loops on the wheel: [`Timer::retry`], the [`Retry`] future it
 //! returns, and the [`Backoff`] delays it waits between attempts.
 //!
-//! - `backoff.rs`: the delay sequence (constant or exponential, jitter, caps).
-//! - `jitter.rs`: the jitter choice and its seedable generator.
-//! - this file: the future that calls, waits and calls again.
-//!
 //! The waits are wheel `Sleep`s, so a retry costs one wheel entry while it
 //! waits and nothing while its operation runs; no user code runs on the
 //! driver.
+
+// - `backoff.rs`: the delay sequence (constant or exponential, jitter, caps).
+// - `jitter.rs`: the jitter choice and its seedable generator.
+// - `hooks.rs`: the hook traits and their no-op defaults.
+// - this file: the future that calls, waits and calls again.
 
 mod backoff;
 mod hooks;
@@ -106,9 +107,38 @@ pin_project! {
     ///
     /// If polled again after it completed.
     ///
-    /// # Cancellation
+    /// # Cancel safety
     ///
-    /// Dropping it drops the attempt in progress, or cancels the wait.
+    /// A `Retry` is not cancel safe: dropping it before it completes drops
+    /// the attempt in progress (what that attempt had not finished is lost)
+    /// or, between attempts, cancels the wait and frees its wheel entry; the
+    /// loop's progress (the attempts made, the backoff's position, the last
+    /// error) goes with it, and a new `Retry` starts over. Polling a pinned
+    /// `&mut retry` (as in a `tokio::select!` loop) is cancel safe: dropping
+    /// that borrow leaves the loop where it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut calls = 0;
+    /// let mut retry = std::pin::pin!(timer.retry(Backoff::constant(Duration::from_millis(100)), || {
+    ///     calls += 1;
+    ///     let attempt = calls;
+    ///     async move { if attempt < 3 { Err(attempt) } else { Ok(attempt) } }
+    /// }));
+    /// tokio::select! {
+    ///     _ = timer.sleep(Duration::from_millis(150)) => {} // wins, mid-wait
+    ///     _ = &mut retry => unreachable!(),
+    /// }
+    /// assert_eq!(retry.await, Ok(3)); // carries on from its second wait
+    /// # }
+    /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct Retry<B, F, Fut, W = Always, N = Quiet, A = NoOverride>
     where

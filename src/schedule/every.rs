@@ -94,6 +94,24 @@ where
 
     /// How long after [`start`](ScheduleEvery::start) the first run begins
     /// (default: one period; `Duration::ZERO` runs it at once).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(10), || async {})
+    ///     .initial_delay(Duration::ZERO) // run once at start, then every 10 s
+    ///     .start();
+    /// tokio::time::sleep(Duration::from_secs(15)).await;
+    /// assert_eq!(task.runs(), 2); // at 0 s and 10 s
+    /// # task.cancel();
+    /// # }
+    /// ```
     pub fn initial_delay(mut self, delay: Duration) -> Self {
         self.initial_delay = delay;
         self
@@ -146,6 +164,23 @@ where
     /// As [`Timer::sleep`]: if the timer has shut down, or if it has a
     /// [`max_pending`](crate::Builder::max_pending) limit and that many sleeps
     /// are already alive (the schedule holds one sleep).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let heartbeat = timer.schedule_every(Duration::from_secs(1), || async {});
+    /// // Nothing runs until `start`:
+    /// let task = heartbeat.start();
+    /// tokio::time::sleep(Duration::from_millis(2500)).await;
+    /// assert_eq!(task.runs(), 2); // at 1 s and 2 s
+    /// assert!(task.cancel());
+    /// # }
+    /// ```
     #[track_caller]
     pub fn start(self) -> PeriodicTask {
         let ScheduleEvery {
@@ -312,27 +347,112 @@ impl PeriodicTask {
     /// Stops the schedule. Returns `true` if this call stopped it; `false`
     /// if it was already stopped (an earlier `cancel`, or the timer's
     /// shutdown).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule_every(Duration::from_secs(1), || async {}).start();
+    /// tokio::time::sleep(Duration::from_millis(1500)).await;
+    /// assert!(task.cancel());
+    /// assert!(!task.cancel()); // already stopped
+    /// tokio::time::sleep(Duration::from_secs(10)).await;
+    /// assert_eq!(task.runs(), 1);
+    /// # }
+    /// ```
     pub fn cancel(&self) -> bool {
         self.shared.control.cancel()
     }
 
     /// `true` once the schedule is stopped: by [`cancel`](PeriodicTask::cancel),
     /// or by the timer's shutdown (once the loop has seen it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule_every(Duration::from_secs(1), || async {}).start();
+    /// assert!(!task.is_cancelled());
+    /// timer.shutdown();
+    /// tokio::time::sleep(Duration::from_millis(1)).await; // the loop sees it
+    /// assert!(task.is_cancelled());
+    /// # }
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         self.shared.control.state() == State::Cancelled
     }
 
     /// How many runs have completed, good or failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule_every(Duration::from_secs(1), || async {}).start();
+    /// assert_eq!(task.runs(), 0);
+    /// tokio::time::sleep(Duration::from_millis(3500)).await;
+    /// assert_eq!(task.runs(), 3);
+    /// # task.cancel();
+    /// # }
+    /// ```
     pub fn runs(&self) -> u64 {
         self.shared.runs.load(Ordering::Acquire)
     }
 
     /// How many runs failed (returned `Err` or panicked).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut run = 0;
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), move || {
+    ///         run += 1;
+    ///         let odd = run % 2 == 1;
+    ///         async move { if odd { Err("odd run") } else { Ok(()) } }
+    ///     })
+    ///     .start();
+    /// tokio::time::sleep(Duration::from_millis(4500)).await;
+    /// assert_eq!((task.runs(), task.failures()), (4, 2));
+    /// # task.cancel();
+    /// # }
+    /// ```
     pub fn failures(&self) -> u64 {
         self.shared.failures.load(Ordering::Acquire)
     }
 
     /// The delay between the end of one run and the start of the next.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule_every(Duration::from_secs(30), || async {}).start();
+    /// assert_eq!(task.period(), Duration::from_secs(30));
+    /// # task.cancel();
+    /// # }
+    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }

@@ -135,18 +135,63 @@ impl ScheduledTask {
     }
 
     /// `true` if the task was cancelled before it started.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule(Duration::from_secs(5), async {});
+    /// assert!(!task.is_cancelled());
+    /// task.cancel();
+    /// assert!(task.is_cancelled());
+    /// assert!(!task.is_expired()); // it never started
+    /// # }
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         self.control.state() == State::Cancelled
     }
 
     /// `true` once the deadline has passed and the future was started (it may
     /// still be running).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule(Duration::from_secs(5), async {});
+    /// assert!(!task.is_expired());
+    /// tokio::time::sleep(Duration::from_secs(6)).await;
+    /// assert!(task.is_expired());
+    /// # }
+    /// ```
     pub fn is_expired(&self) -> bool {
         self.control.state() == State::Started
     }
 
     /// When the future is due to start, as given (the wheel starts it at the
     /// first tick boundary at or after this instant).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tokio::time::Instant;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let task = timer.schedule(Duration::from_secs(5), async {});
+    /// assert_eq!(task.deadline(), Instant::now() + Duration::from_secs(5));
+    /// # }
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.deadline
     }

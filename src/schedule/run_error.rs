@@ -36,6 +36,17 @@ pub(crate) type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// ```
 pub trait RunOutcome: Send + 'static {
     /// `Ok(())` for a good run, else the error to report.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tickwheel::RunOutcome;
+    ///
+    /// assert!(().into_result().is_ok());
+    /// assert!(Ok::<u8, &str>(7).into_result().is_ok());
+    /// let err = Err::<(), _>("no reply").into_result().unwrap_err();
+    /// assert_eq!(err.to_string(), "no reply");
+    /// ```
     fn into_result(self) -> Result<(), Box<dyn StdError + Send + Sync + 'static>>;
 }
 
@@ -121,22 +132,103 @@ impl RunError {
     }
 
     /// Which run failed, counting from 1 (every run counts, good or bad).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let (failed, mut errors) = tokio::sync::mpsc::unbounded_channel();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), || async { Err::<(), _>("no reply") })
+    ///     .on_error(move |err| drop(failed.send(err)))
+    ///     .start();
+    /// let err = errors.recv().await.unwrap();
+    /// assert_eq!(err.run(), 1);
+    /// assert_eq!(errors.recv().await.unwrap().run(), 2);
+    /// # task.cancel();
+    /// # }
+    /// ```
     pub fn run(&self) -> u64 {
         self.run
     }
 
     /// `true` if the run panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let (failed, mut errors) = tokio::sync::mpsc::unbounded_channel();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), || async { if true { panic!("bug") } })
+    ///     .on_error(move |err| drop(failed.send(err)))
+    ///     .start();
+    /// let err = errors.recv().await.unwrap();
+    /// # task.cancel();
+    /// assert!(err.is_panic());
+    /// assert!(!err.is_failure());
+    /// # }
+    /// ```
     pub fn is_panic(&self) -> bool {
         matches!(self.kind, Kind::Panicked { .. })
     }
 
     /// `true` if the run returned an error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let (failed, mut errors) = tokio::sync::mpsc::unbounded_channel();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), || async { Err::<(), _>("no reply") })
+    ///     .on_error(move |err| drop(failed.send(err)))
+    ///     .start();
+    /// let err = errors.recv().await.unwrap();
+    /// # task.cancel();
+    /// assert!(err.is_failure());
+    /// assert!(!err.is_panic());
+    /// # }
+    /// ```
     pub fn is_failure(&self) -> bool {
         matches!(self.kind, Kind::Failed(_))
     }
 
     /// The error the run returned, if it returned one. Downcast it with
     /// `downcast_ref` to get the task's own error type back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let (failed, mut errors) = tokio::sync::mpsc::unbounded_channel();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), || async { Err::<(), _>(std::io::Error::other("disk full")) })
+    ///     .on_error(move |err| drop(failed.send(err)))
+    ///     .start();
+    /// let err = errors.recv().await.unwrap();
+    /// # task.cancel();
+    /// let io = err.error().unwrap().downcast_ref::<std::io::Error>().unwrap();
+    /// assert_eq!(io.to_string(), "disk full");
+    /// assert!(err.panic_message().is_none());
+    /// # }
+    /// ```
     pub fn error(&self) -> Option<&(dyn StdError + Send + Sync + 'static)> {
         match &self.kind {
             Kind::Failed(err) => Some(&**err),
@@ -146,6 +238,26 @@ impl RunError {
 
     /// The panic message, if the run panicked with a string message (as
     /// `panic!("..")` does).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let (failed, mut errors) = tokio::sync::mpsc::unbounded_channel();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), || async { if true { panic!("lost the lease") } })
+    ///     .on_error(move |err| drop(failed.send(err)))
+    ///     .start();
+    /// let err = errors.recv().await.unwrap();
+    /// # task.cancel();
+    /// assert_eq!(err.panic_message(), Some("lost the lease"));
+    /// assert!(err.error().is_none());
+    /// # }
+    /// ```
     pub fn panic_message(&self) -> Option<&str> {
         match &self.kind {
             Kind::Panicked { message, .. } => message.as_deref(),
@@ -155,6 +267,27 @@ impl RunError {
 
     /// The panic payload, if the run panicked, for
     /// `std::panic::resume_unwind` or a custom downcast.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let (failed, mut errors) = tokio::sync::mpsc::unbounded_channel();
+    /// let task = timer
+    ///     .schedule_every(Duration::from_secs(1), || async { if true { std::panic::panic_any(42_u32) } })
+    ///     .on_error(move |err| drop(failed.send(err)))
+    ///     .start();
+    /// let err = errors.recv().await.unwrap();
+    /// # task.cancel();
+    /// assert_eq!(err.panic_message(), None); // not a string
+    /// let payload = err.into_panic().unwrap();
+    /// assert_eq!(payload.downcast_ref::<u32>(), Some(&42));
+    /// # }
+    /// ```
     pub fn into_panic(self) -> Option<Box<dyn std::any::Any + Send + 'static>> {
         match self.kind {
             Kind::Panicked { payload, .. } => {

@@ -4,15 +4,14 @@
 //! of tokio-stream's `StreamExt::timeout`, `timeout_repeating` and
 //! `throttle`, waiting on a [`Timer`] instead of `tokio::time`.
 //!
-//! - this file: the extension trait, and what the adapters share (shutdown,
-//!   budget and precision rules);
-//! - `timeout.rs`, `timeout_repeating.rs`, `throttle.rs`: one adapter each.
-//!
 //! Each adapter holds one [`Sleep`](crate::Sleep) (or one
 //! [`Interval`]) for its whole life and moves its deadline
 //! in place after each item, so a stream costs one wheel entry while it
 //! waits, and nothing per item beyond moving that entry.
 
+// - this file: the extension trait, and what the adapters share (shutdown,
+//   budget and precision rules);
+// - `timeout.rs`, `timeout_repeating.rs`, `throttle.rs`: one adapter each.
 mod throttle;
 mod timeout;
 mod timeout_repeating;

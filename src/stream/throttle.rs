@@ -32,6 +32,13 @@ pin_project! {
     /// duration has passed, so a fast producer is held back (its items wait
     /// in it, not here). `Unpin` when the inner stream is.
     ///
+    /// # Cancel safety
+    ///
+    /// `next()` on it is cancel safe: the adapter holds no item between
+    /// polls and keeps its spacing in itself, so a `next()` future dropped before it
+    /// completes (a losing `tokio::select!` branch) loses no item, and the
+    /// next call goes on from the same spacing deadline.
+    ///
     /// # Examples
     ///
     /// ```
@@ -74,22 +81,90 @@ impl<S> Throttle<S> {
     }
 
     /// The inner stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::{Stream, StreamExt};
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut s = futures::stream::iter(1..=3).throttle_on(&timer, Duration::from_secs(1));
+    /// assert_eq!(s.get_ref().size_hint(), (3, Some(3)));
+    /// assert_eq!(s.next().await, Some(1));
+    /// assert_eq!(s.get_ref().size_hint(), (2, Some(2)));
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.stream
     }
 
     /// The inner stream, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::{Stream, StreamExt};
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut s = futures::stream::iter(1..=3).throttle_on(&timer, Duration::from_secs(1));
+    /// assert_eq!(s.next().await, Some(1));
+    /// // Straight from the inner stream, past the adapter's timing:
+    /// assert_eq!(s.get_mut().next().await, Some(2));
+    /// assert_eq!(s.get_ref().size_hint(), (1, Some(1)));
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.stream
     }
 
     /// The inner stream, pinned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut s = std::pin::pin!(futures::stream::iter(1..=3).throttle_on(&timer, Duration::from_secs(1)));
+    /// assert_eq!(s.as_mut().get_pin_mut().next().await, Some(1));
+    /// assert_eq!(s.next().await, Some(2));
+    /// # }
+    /// ```
     pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut S> {
         self.project().stream
     }
 
     /// Consumes the adapter, returning the inner stream (with the items it
     /// still holds; the spacing's wheel entry is dropped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut s = futures::stream::iter(1..=3).throttle_on(&timer, Duration::from_secs(1));
+    /// assert_eq!(s.next().await, Some(1));
+    /// let rest: Vec<i32> = s.into_inner().collect().await; // unthrottled
+    /// assert_eq!(rest, [2, 3]);
+    /// # }
+    /// ```
     pub fn into_inner(self) -> S {
         self.stream
     }

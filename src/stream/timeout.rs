@@ -36,6 +36,13 @@ pin_project! {
     /// when the inner stream ends (and stays ended: the inner stream is not
     /// polled after its `None`). `Unpin` when the inner stream is.
     ///
+    /// # Cancel safety
+    ///
+    /// `next()` on it is cancel safe: the adapter holds no item between
+    /// polls and keeps its time limit in itself, so a `next()` future dropped before it
+    /// completes (a losing `tokio::select!` branch) loses no item, and the
+    /// next call goes on with the same limit (it restarts at an item, not at a call).
+    ///
     /// # Examples
     ///
     /// ```
@@ -75,16 +82,67 @@ impl<S> Timeout<S> {
     }
 
     /// The inner stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::{Stream, StreamExt};
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut s = futures::stream::iter(1..=3).timeout_on(&timer, Duration::from_secs(1));
+    /// assert_eq!(s.get_ref().size_hint(), (3, Some(3)));
+    /// assert_eq!(s.next().await, Some(Ok(1)));
+    /// assert_eq!(s.get_ref().size_hint(), (2, Some(2)));
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.stream
     }
 
     /// The inner stream, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::{Stream, StreamExt};
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut s = futures::stream::iter(1..=3).timeout_on(&timer, Duration::from_secs(1));
+    /// assert_eq!(s.next().await, Some(Ok(1)));
+    /// // Straight from the inner stream, past the adapter's timing:
+    /// assert_eq!(s.get_mut().next().await, Some(2));
+    /// assert_eq!(s.get_ref().size_hint(), (1, Some(1)));
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.stream
     }
 
     /// The inner stream, pinned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use tickwheel::stream::StreamTimerExt;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut s = std::pin::pin!(futures::stream::iter(1..=3).timeout_on(&timer, Duration::from_secs(1)));
+    /// assert_eq!(s.as_mut().get_pin_mut().next().await, Some(1));
+    /// assert_eq!(s.next().await, Some(Ok(2)));
+    /// # }
+    /// ```
     pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut S> {
         self.project().stream
     }

@@ -67,6 +67,24 @@ pub struct BackoffMaker {
 impl BackoffMaker {
     /// Backoffs of `settings` on the default timer of the runtime each wait
     /// starts in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    /// use tickwheel::tower::BackoffMaker;
+    /// use tokio::time::Instant;
+    /// use tower::retry::backoff::{Backoff as _, MakeBackoff};
+    ///
+    /// let mut maker = BackoffMaker::new(Backoff::constant(Duration::from_millis(50)));
+    /// let start = Instant::now();
+    /// maker.make_backoff().next_backoff().await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(50));
+    /// # }
+    /// ```
     pub fn new(settings: Backoff) -> Self {
         BackoffMaker {
             settings,
@@ -75,6 +93,25 @@ impl BackoffMaker {
     }
 
     /// Backoffs of `settings` on `timer`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    /// use tickwheel::tower::BackoffMaker;
+    /// use tower::retry::backoff::{Backoff as _, MakeBackoff};
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut maker = BackoffMaker::with_timer(Backoff::constant(Duration::from_millis(50)), timer.clone());
+    /// let wait = maker.make_backoff().next_backoff();
+    /// assert!(wait.is_on_wheel());
+    /// wait.await;
+    /// assert_eq!(timer.stats().fired, 1); // on `timer`'s wheel
+    /// # }
+    /// ```
     pub fn with_timer(settings: Backoff, timer: Timer) -> Self {
         BackoffMaker {
             settings,
@@ -151,11 +188,46 @@ pub struct WheelBackoff {
 impl WheelBackoff {
     /// A session of `settings` on the default timer of the runtime each wait
     /// starts in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    /// use tickwheel::tower::WheelBackoff;
+    /// use tokio::time::Instant;
+    /// use tower::retry::backoff::Backoff as _;
+    ///
+    /// let mut backoff = WheelBackoff::new(Backoff::exponential(Duration::from_millis(10)));
+    /// let start = Instant::now();
+    /// backoff.next_backoff().await;
+    /// backoff.next_backoff().await;
+    /// assert_eq!(start.elapsed(), Duration::from_millis(30)); // 10 ms, then 20 ms
+    /// # }
+    /// ```
     pub fn new(settings: Backoff) -> Self {
         BackoffMaker::new(settings).make_backoff()
     }
 
     /// A session of `settings` on `timer`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    /// use tickwheel::tower::WheelBackoff;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut backoff = WheelBackoff::with_timer(Backoff::constant(Duration::from_millis(10)), timer.clone());
+    /// backoff.try_next_backoff().unwrap().await;
+    /// assert_eq!(timer.stats().fired, 1);
+    /// # }
+    /// ```
     pub fn with_timer(settings: Backoff, timer: Timer) -> Self {
         BackoffMaker::with_timer(settings, timer).make_backoff()
     }
@@ -165,6 +237,26 @@ impl WheelBackoff {
     /// # Panics
     ///
     /// Without a timer of its own, outside a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    /// use tickwheel::tower::WheelBackoff;
+    ///
+    /// let settings = Backoff::constant(Duration::from_millis(10)).max_attempts(3);
+    /// let mut backoff = WheelBackoff::new(settings);
+    /// let mut waits = 0;
+    /// while let Some(wait) = backoff.try_next_backoff() {
+    ///     wait.await;
+    ///     waits += 1;
+    /// }
+    /// assert_eq!(waits, 2); // 3 attempts: 2 waits between them
+    /// # }
+    /// ```
     #[track_caller]
     pub fn try_next_backoff(&mut self) -> Option<BackoffSleep> {
         let delay = self.delays.next()?;
@@ -216,6 +308,32 @@ impl TowerBackoff for WheelBackoff {
 
 /// One wait of a [`WheelBackoff`]: a [`Sleep`] on the wheel, or, if the
 /// timer refused it, a `tokio::time` sleep. (Feature `tower`.)
+///
+/// # Cancel safety
+///
+/// A `BackoffSleep` is cancel safe: dropping it before it completes cancels
+/// the wait and frees its wheel entry (or its `tokio::time` sleep), and
+/// nothing else is lost. The [`WheelBackoff`] has already moved on to its next
+/// delay when it handed this wait out: dropping the wait does not give the
+/// delay back.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use tickwheel::retry::Backoff;
+/// use tickwheel::tower::{BackoffSleep, WheelBackoff};
+///
+/// let timer = tickwheel::Timer::new();
+/// let mut backoff = WheelBackoff::with_timer(Backoff::constant(Duration::from_secs(1)), timer.clone());
+/// let wait: BackoffSleep = backoff.try_next_backoff().unwrap();
+/// assert_eq!(timer.stats().live, 1);
+/// drop(wait); // cancelled: its wheel entry is freed
+/// assert_eq!(timer.stats().live, 0);
+/// # }
+/// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 #[derive(Debug)]
 pub struct BackoffSleep {
@@ -230,6 +348,24 @@ enum Wait {
 
 impl BackoffSleep {
     /// `true` if this wait is on the wheel (not the `tokio::time` fallback).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::retry::Backoff;
+    /// use tickwheel::tower::WheelBackoff;
+    ///
+    /// let timer = tickwheel::Timer::builder().max_pending(1).build().unwrap();
+    /// let _held = timer.sleep(Duration::from_secs(60)); // the one allowed
+    /// let mut backoff = WheelBackoff::with_timer(Backoff::constant(Duration::from_millis(10)), timer);
+    /// let wait = backoff.try_next_backoff().unwrap();
+    /// assert!(!wait.is_on_wheel()); // refused by the wheel: on tokio::time instead
+    /// wait.await; // still waits out its delay
+    /// # }
+    /// ```
     pub fn is_on_wheel(&self) -> bool {
         matches!(self.inner, Wait::Wheel(_))
     }
