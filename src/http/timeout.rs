@@ -372,7 +372,34 @@ pin_project! {
     /// # Cancel safety
     ///
     /// Dropping it before it completes drops the inner service's future
-    /// and cancels the request's deadline, freeing its timer entry at once.
+    /// and cancels the request's deadline, freeing its timer entry at once;
+    /// it is as cancel safe as the inner future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::convert::Infallible;
+    /// use std::time::Duration;
+    /// use http::{Request, Response};
+    /// use tickwheel::http::{ResponseFuture, Timeout};
+    /// use tower::{service_fn, Service, ServiceExt};
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let stuck = service_fn(|_: Request<String>| {
+    ///     std::future::pending::<Result<Response<String>, Infallible>>()
+    /// });
+    /// let mut svc = Timeout::with_timer(stuck, Duration::from_secs(30), timer.clone());
+    /// let mut response = svc.ready().await.unwrap().call(Request::new(String::new()));
+    /// // The client went away after 1 s: dropping the future frees the deadline.
+    /// let gave_up = tokio::time::timeout(Duration::from_secs(1), &mut response).await;
+    /// assert!(gave_up.is_err());
+    /// assert_eq!(timer.pending(), 1);
+    /// drop::<ResponseFuture<_>>(response);
+    /// assert_eq!(timer.pending(), 0);
+    /// # }
+    /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     #[derive(Debug)]
     pub struct ResponseFuture<F> {

@@ -53,6 +53,27 @@ impl TimeoutLayer {
     ///
     /// The layer itself needs no runtime; calling the service does, as
     /// tower's does (it panics outside one, as `tokio::time::sleep`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::tower::TimeoutLayer;
+    /// use tower::{service_fn, BoxError, Service, ServiceBuilder, ServiceExt};
+    ///
+    /// // Built without a runtime (say, while assembling a stack at start-up);
+    /// // each request's deadline goes on the runtime's default timer.
+    /// let layer = TimeoutLayer::new(Duration::from_millis(100));
+    /// let mut svc = ServiceBuilder::new()
+    ///     .layer(layer)
+    ///     .service(service_fn(|()| std::future::pending::<Result<(), BoxError>>()));
+    /// let err = svc.ready().await.unwrap().call(()).await.unwrap_err();
+    /// assert!(err.is::<tower::timeout::error::Elapsed>());
+    /// assert_eq!(tickwheel::Timer::current().stats().fired, 1);
+    /// # }
+    /// ```
     pub const fn new(timeout: Duration) -> Self {
         TimeoutLayer {
             timeout,
@@ -61,6 +82,27 @@ impl TimeoutLayer {
     }
 
     /// A layer whose requests time out after `timeout`, on `timer`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::tower::TimeoutLayer;
+    /// use tower::{service_fn, BoxError, Service, ServiceBuilder, ServiceExt};
+    ///
+    /// // A timer of its own, capped: past 1,000 waiting requests, new ones
+    /// // are shed at once with tickwheel's Error.
+    /// let timer = tickwheel::Timer::builder().max_pending(1_000).build().unwrap();
+    /// let mut svc = ServiceBuilder::new()
+    ///     .layer(TimeoutLayer::with_timer(Duration::from_millis(100), timer.clone()))
+    ///     .service(service_fn(|()| std::future::pending::<Result<(), BoxError>>()));
+    /// let err = svc.ready().await.unwrap().call(()).await.unwrap_err();
+    /// assert!(err.is::<tower::timeout::error::Elapsed>());
+    /// assert_eq!(timer.stats().fired, 1, "the deadline was on this timer");
+    /// # }
+    /// ```
     pub fn with_timer(timeout: Duration, timer: Timer) -> Self {
         TimeoutLayer {
             timeout,
@@ -122,6 +164,21 @@ pub struct Timeout<S> {
 impl<S> Timeout<S> {
     /// Wraps `inner` with a `timeout` per request, on the default timer of
     /// the runtime each request is made in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::tower::Timeout;
+    /// use tower::{service_fn, BoxError, Service, ServiceExt};
+    ///
+    /// let double = service_fn(|n: u32| async move { Ok::<_, BoxError>(n * 2) });
+    /// let mut svc = Timeout::new(double, Duration::from_secs(1));
+    /// assert_eq!(svc.ready().await.unwrap().call(21).await.unwrap(), 42);
+    /// # }
+    /// ```
     pub const fn new(inner: S, timeout: Duration) -> Self {
         Timeout {
             inner,
@@ -131,6 +188,28 @@ impl<S> Timeout<S> {
     }
 
     /// Wraps `inner` with a `timeout` per request, on `timer`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::tower::Timeout;
+    /// use tower::{service_fn, BoxError, Service, ServiceExt};
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let slow = service_fn(|()| async {
+    ///     tokio::time::sleep(Duration::from_secs(5)).await;
+    ///     Ok::<_, BoxError>(())
+    /// });
+    /// let mut svc = Timeout::with_timer(slow, Duration::from_secs(1), timer.clone());
+    /// let start = tokio::time::Instant::now();
+    /// let err = svc.ready().await.unwrap().call(()).await.unwrap_err();
+    /// assert!(err.is::<tower::timeout::error::Elapsed>());
+    /// assert_eq!(start.elapsed(), Duration::from_secs(1));
+    /// # }
+    /// ```
     pub fn with_timer(inner: S, timeout: Duration, timer: Timer) -> Self {
         Timeout {
             inner,
@@ -140,16 +219,41 @@ impl<S> Timeout<S> {
     }
 
     /// The inner service.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let svc = tickwheel::tower::Timeout::new("inner", Duration::from_secs(1));
+    /// assert_eq!(*svc.get_ref(), "inner");
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.inner
     }
 
     /// The inner service, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut svc = tickwheel::tower::Timeout::new(1, Duration::from_secs(1));
+    /// *svc.get_mut() += 1;
+    /// assert_eq!(*svc.get_ref(), 2);
+    /// ```
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.inner
     }
 
     /// Consumes the middleware, returning the inner service.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let svc = tickwheel::tower::Timeout::new(vec![1, 2], Duration::from_secs(1));
+    /// assert_eq!(svc.into_inner(), vec![1, 2]);
+    /// ```
     pub fn into_inner(self) -> S {
         self.inner
     }
@@ -196,6 +300,37 @@ where
 pin_project! {
     /// The response future of [`Timeout`]: the inner service's response, or
     /// an error once the deadline passes. (Feature `tower`.)
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping it before it completes drops the inner service's future
+    /// and cancels the request's deadline, freeing its timer entry at once;
+    /// it is as cancel safe as the inner future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use tickwheel::tower::{ResponseFuture, Timeout};
+    /// use tower::{service_fn, BoxError, Service, ServiceExt};
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut svc = Timeout::with_timer(
+    ///     service_fn(|()| std::future::pending::<Result<(), BoxError>>()),
+    ///     Duration::from_secs(30),
+    ///     timer.clone(),
+    /// );
+    /// let mut response = svc.ready().await.unwrap().call(());
+    /// // Give up on it after 1 s: dropping it cancels its deadline at once.
+    /// let gave_up = tokio::time::timeout(Duration::from_secs(1), &mut response).await;
+    /// assert!(gave_up.is_err());
+    /// assert_eq!(timer.pending(), 1);
+    /// drop::<ResponseFuture<_>>(response);
+    /// assert_eq!(timer.pending(), 0);
+    /// # }
+    /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     #[derive(Debug)]
     pub struct ResponseFuture<F> {
