@@ -10,9 +10,9 @@
 //! 250 ms deadline (a `timeout`). A request whose attempt timed out is
 //! retried: exponential backoff from 50 ms with full jitter, at most 3
 //! attempts, under an overall request deadline of 2 s, which (like most
-//! request deadlines) is set and cancelled, never reached. The backend's latency, the clients' pause between requests and
-//! the backoff waits are themselves `sleep`s, so tens of thousands of timers
-//! wait at once.
+//! request deadlines) is set and cancelled, never reached. The backend's
+//! latency, the clients' pause between requests and the backoff waits are
+//! themselves `sleep`s, so tens of thousands of timers wait at once.
 //!
 //! Every random figure (latencies, pauses, backoff delays) is seeded from the
 //! request id, so both runs do the same work: the same requests, the same
@@ -34,12 +34,14 @@
 //!
 //! # Fairness
 //!
-//! Each run gets a fresh multi-thread runtime (one worker per core), and the
-//! runs are sequential, tokio first: the timers never compete for the CPU,
-//! and each run's CPU time is its own. Both start on a warmed-up process (the
-//! same binary, allocator and runtime code), and neither is measured during
-//! the other's startup. The machine's noise still moves the figures by a few
-//! percent from run to run; the verdict quotes ratios.
+//! Each run gets a fresh multi-thread runtime (one worker per core), whose
+//! timer is started before anything is measured. The runs are sequential,
+//! tokio first, so the timers never compete for the CPU and each run's CPU
+//! time is its own; running tickwheel first instead moved no figure beyond
+//! the run-to-run noise when that was checked (three runs each way). That
+//! noise, other programs on a shared machine, moves the CPU figures by about
+//! 10% and the 99th percentile of lateness by much more from one run to the
+//! next: the verdict speaks of this run, in ratios.
 //!
 //! # What each figure means, and how it is measured
 //!
