@@ -804,7 +804,8 @@ const RATIO: usize = 18;
 
 fn row(label: &str, tokio: String, wheel: String, ratio: Option<f64>) {
     let ratio = ratio.map_or(String::new(), |r| format!("{r:.2}x"));
-    println!("{label:<LABEL$}{tokio:>COLUMN$}{wheel:>COLUMN$}{ratio:>RATIO$}");
+    let line = format!("{label:<LABEL$}{tokio:>COLUMN$}{wheel:>COLUMN$}{ratio:>RATIO$}");
+    println!("{}", line.trim_end());
 }
 
 /// `wheel / tokio`, when both are there and tokio's is not zero.
@@ -910,12 +911,19 @@ fn verdict(tokio: &Run, wheel: &Run) -> String {
     };
     let r = wheel.bytes_per_waiting_timer / tokio.bytes_per_waiting_timer.max(1.0);
     let memory = format!("{r:.2}x its memory per waiting timer{}", judge(r, "more"));
-    let (p99_wheel, p99_tokio) = (wheel.late_ms(0.99), tokio.late_ms(0.99));
-    let later = judge(p99_wheel / p99_tokio.max(0.001), "later");
+    let late = |r: &Run| (r.late_ms(0.50), r.late_ms(0.99));
+    let ((p50_wheel, p99_wheel), (p50_tokio, p99_tokio)) = (late(wheel), late(tokio));
+    // Lateness is shown to 0.01 ms; later by less than that is not worse.
+    let worse = match (p50_wheel > p50_tokio + 0.005, p99_wheel > p99_tokio + 0.005) {
+        (true, true) => " (later at both: worse in this run)",
+        (true, false) => " (later at the median: worse in this run)",
+        (false, true) => " (later at the 99th percentile: worse in this run)",
+        (false, false) => "",
+    };
     format!(
-        "Verdict: tickwheel used {cpu} and {memory}; its timeouts fired {p99_wheel:.2} ms late \
-         at the 99th percentile against tokio::time's {p99_tokio:.2} ms{later}; {} fired before \
-         their deadline (tokio::time: {}).",
+        "Verdict: tickwheel used {cpu} and {memory}; its timeouts fired {p50_wheel:.2} / \
+         {p99_wheel:.2} ms late (median / 99th percentile) against tokio::time's {p50_tokio:.2} \
+         / {p99_tokio:.2} ms{worse}; {} fired before their deadline (tokio::time: {}).",
         wheel.early + wheel.shutdown,
         tokio.early,
     )
