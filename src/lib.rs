@@ -205,6 +205,15 @@
 //! - **`hyper`**: [`Timer`] implements `hyper::rt::Timer`, so
 //!   `builder.timer(timer.clone())` runs hyper 1.x's timers (the HTTP/1
 //!   header-read timeout, HTTP/2 keep-alive pings) on the wheel.
+//! - **`metrics`**: the module `tickwheel::metrics`
+//!   publishes [`Timer::stats`] through the `metrics` facade, for any
+//!   exporter (Prometheus, StatsD, OpenTelemetry):
+//!   `timer.publish_metrics(period)` spawns a task that records gauges
+//!   (`tickwheel_live`, `tickwheel_pending`, `tickwheel_headroom`),
+//!   counters (`tickwheel_fired_total`, `tickwheel_cancelled_total`,
+//!   `tickwheel_driver_wakeups_total`, ...) and the lateness histogram
+//!   (`tickwheel_lateness_seconds`); `metrics::Publisher` adds labels, a
+//!   prefix, or records one snapshot in a loop of your own.
 //! - **`tower`**: the module `tickwheel::tower` has tower's timeout middleware
 //!   (`TimeoutLayer`, `Timeout`) with its deadlines on the wheel, and
 //!   tower's retry backoff traits (`MakeBackoff`, `Backoff`) for
@@ -275,6 +284,9 @@ mod engine;
 mod error;
 mod integrations;
 mod interval;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 pub mod retry;
 mod schedule;
 mod sleep;
