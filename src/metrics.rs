@@ -1,4 +1,4 @@
-//! A timer's [`Stats`] published through the [`metrics`](::metrics) facade,
+//! A timer's [`Stats`] published through the [`metrics`][facade] facade,
 //! so whatever exporter the service installed (Prometheus, StatsD,
 //! OpenTelemetry, ...) picks them up. (Feature `metrics`.)
 //!
@@ -39,7 +39,7 @@
 //! its [`LatenessHistogram`] (8 per power of two of microseconds). Each
 //! sample records, for every bucket that gained fired timers since the last
 //! sample, that many values
-//! ([`Histogram::record_many`](::metrics::Histogram::record_many)), in
+//! ([`Histogram::record_many`][record_many]), in
 //! seconds, all equal to the largest whole microsecond the bucket holds:
 //! the value the timer's own [`Lateness::p50`](crate::Lateness::p50) and
 //! `p99` report. So each recorded value is exact to the (truncated)
@@ -68,9 +68,9 @@
 //! # Recorders
 //!
 //! The task runs on the timer's runtime, so it records to the global
-//! recorder ([`metrics::set_global_recorder`](::metrics::set_global_recorder),
+//! recorder ([`metrics::set_global_recorder`][set_global_recorder],
 //! what exporters install). A recorder set with
-//! [`with_local_recorder`](::metrics::with_local_recorder) only applies to
+//! [`with_local_recorder`][with_local_recorder] only applies to
 //! the calling thread inside its closure: the task sees it only when the
 //! whole runtime, a current-thread one, runs inside that closure. For
 //! [`Publisher::record`], any recorder in scope where it is called.
@@ -132,7 +132,11 @@
 //! assert_eq!(values.get("tickwheel_lateness_seconds"), Some(3.0)); // 3 values
 //! # }
 //! ```
-
+//!
+//! [facade]: https://docs.rs/metrics/0.24/metrics/
+//! [record_many]: https://docs.rs/metrics/0.24/metrics/struct.Histogram.html#method.record_many
+//! [set_global_recorder]: https://docs.rs/metrics/0.24/metrics/fn.set_global_recorder.html
+//! [with_local_recorder]: https://docs.rs/metrics/0.24/metrics/fn.with_local_recorder.html
 use std::fmt;
 use std::panic::resume_unwind;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -243,7 +247,7 @@ impl Keys {
     }
 }
 
-/// Records a timer's [`Stats`] to the current [`metrics`](::metrics)
+/// Records a timer's [`Stats`] to the current `metrics`
 /// recorder, under a name prefix and labels of your choosing; see the
 /// [module docs](self) for the metrics and what they mean.
 ///
@@ -817,7 +821,7 @@ impl fmt::Debug for MetricsTask {
 
 impl Timer {
     /// Publishes this timer's [`stats`](Timer::stats) through the
-    /// [`metrics`](::metrics) facade every `period`, from a task on the
+    /// `metrics` facade every `period`, from a task on the
     /// timer's runtime, under the default names (`tickwheel_live`,
     /// `tickwheel_fired_total`, `tickwheel_lateness_seconds`, ...; see
     /// [`tickwheel::metrics`](crate::metrics)). (Feature `metrics`.)
