@@ -88,7 +88,9 @@
 //! - **Metrics:** [`Timer::stats`] reports live and pending timers, the
 //!   headroom under `max_pending`, counters that two snapshots subtract into
 //!   rates ([`Stats::delta`]), and the lateness histogram's buckets
-//!   ([`LatenessHistogram`]) for Prometheus.
+//!   ([`LatenessHistogram`]) for Prometheus; `{stats}` is one line for logs.
+//!   With the `metrics` feature, `timer.publish_metrics(period)` publishes
+//!   them through the `metrics` facade, to any exporter.
 //! - **Keyed timeouts:** [`DelayQueue`] is tokio-util's `DelayQueue` on the
 //!   wheel: session expiry, cache entries and request tables, one queue and
 //!   one timer entry for all their items (see [`delay_queue`]).
