@@ -482,7 +482,7 @@ impl Publisher {
     /// sample, then only the final one at shutdown.
     ///
     /// It never panics: on a timer that has already shut down, the task
-    /// records its snapshot and ends.
+    /// records the timer's figures and ends at once.
     ///
     /// # Examples
     ///
@@ -638,9 +638,10 @@ pub struct MetricsTask {
 }
 
 impl MetricsTask {
-    /// Stops the task: no sample is recorded after it returns (a sample is
-    /// recorded synchronously, so none is ever cut in half; on a
-    /// multi-threaded runtime one in progress on another thread finishes).
+    /// Stops the task: no sample starts after it returns. A sample is
+    /// recorded within one poll of the task, so none is ever cut in half (on
+    /// a multi-threaded runtime, one in progress on another thread
+    /// finishes).
     /// Returns `true` if this call stopped it, `false` if it had already
     /// ended (by shutdown or an earlier `cancel`).
     ///
