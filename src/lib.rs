@@ -88,7 +88,9 @@
 //! - **Metrics:** [`Timer::stats`] reports live and pending timers, the
 //!   headroom under `max_pending`, counters that two snapshots subtract into
 //!   rates ([`Stats::delta`]), and the lateness histogram's buckets
-//!   ([`LatenessHistogram`]) for Prometheus.
+//!   ([`LatenessHistogram`]) for Prometheus; `{stats}` is one line for logs.
+//!   With the `metrics` feature, `timer.publish_metrics(period)` publishes
+//!   them through the `metrics` facade, to any exporter.
 //! - **Keyed timeouts:** [`DelayQueue`] is tokio-util's `DelayQueue` on the
 //!   wheel: session expiry, cache entries and request tables, one queue and
 //!   one timer entry for all their items (see [`delay_queue`]).
@@ -205,6 +207,15 @@
 //! - **`hyper`**: [`Timer`] implements `hyper::rt::Timer`, so
 //!   `builder.timer(timer.clone())` runs hyper 1.x's timers (the HTTP/1
 //!   header-read timeout, HTTP/2 keep-alive pings) on the wheel.
+//! - **`metrics`**: the module `tickwheel::metrics`
+//!   publishes [`Timer::stats`] through the `metrics` facade, for any
+//!   exporter (Prometheus, StatsD, OpenTelemetry):
+//!   `timer.publish_metrics(period)` spawns a task that records gauges
+//!   (`tickwheel_live`, `tickwheel_pending`, `tickwheel_headroom`),
+//!   counters (`tickwheel_fired_total`, `tickwheel_cancelled_total`,
+//!   `tickwheel_driver_wakeups_total`, ...) and the lateness histogram
+//!   (`tickwheel_lateness_seconds`); `metrics::Publisher` adds labels, a
+//!   prefix, or records one snapshot in a loop of your own.
 //! - **`tower`**: the module `tickwheel::tower` has tower's timeout middleware
 //!   (`TimeoutLayer`, `Timeout`) with its deadlines on the wheel, and
 //!   tower's retry backoff traits (`MakeBackoff`, `Backoff`) for
@@ -278,6 +289,9 @@ mod error;
 pub mod http;
 mod integrations;
 mod interval;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 pub mod retry;
 mod schedule;
 mod sleep;

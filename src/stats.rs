@@ -184,6 +184,62 @@ impl Stats {
     }
 }
 
+/// One compact line for logs: the gauges, the main counters and the
+/// lateness summary, without the histogram's buckets (`{:?}` has every
+/// field, the non-empty buckets included).
+///
+/// `live L pending P [headroom H] fired F cancelled C wakeups W lateness p50
+/// X p99 Y max Z`: `headroom` only for a timer with
+/// [`max_pending`](crate::Builder::max_pending), and `lateness none` when no
+/// timer has fired. Durations are printed as `Duration`'s `{:?}` prints them
+/// (`610µs`, `1.2ms`). On a [`delta`](Stats::delta) the counters are the
+/// interval's.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::builder()
+///     .tick(Duration::from_millis(10))
+///     .max_pending(100)
+///     .build()
+///     .unwrap();
+/// let _held = timer.sleep(Duration::from_secs(60));
+/// timer.sleep(Duration::from_millis(15)).await; // fires at 20 ms: 5 ms late
+/// let line = timer.stats().to_string();
+/// // live 1 pending 0 headroom 99 fired 1 cancelled 0 wakeups 2 lateness p50 5ms p99 5ms max 5ms
+/// assert!(line.starts_with("live 1 pending 0 headroom 99 fired 1 cancelled 0 wakeups "));
+/// assert!(line.ends_with(" lateness p50 5ms p99 5ms max 5ms"));
+/// assert_eq!(line.lines().count(), 1);
+/// # }
+/// ```
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "live {} pending {}", self.live, self.pending)?;
+        if let Some(headroom) = self.headroom() {
+            write!(f, " headroom {headroom}")?;
+        }
+        write!(
+            f,
+            " fired {} cancelled {} wakeups {} lateness ",
+            self.fired, self.cancelled, self.wakeups
+        )?;
+        let lateness = &self.lateness;
+        if lateness.count == 0 {
+            f.write_str("none")
+        } else {
+            write!(
+                f,
+                "p50 {:?} p99 {:?} max {:?}",
+                lateness.p50, lateness.p99, lateness.max
+            )
+        }
+    }
+}
+
 /// `later - earlier` is [`later.delta(&earlier)`](Stats::delta).
 impl Sub for Stats {
     type Output = Stats;

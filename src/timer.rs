@@ -427,25 +427,7 @@ impl Timer {
     /// # }
     /// ```
     pub fn stats(&self) -> Stats {
-        let mut tally = Tally::default();
-        for shard in self.inner.shards.iter() {
-            shard.tally_into(&mut tally);
-        }
-        Stats {
-            live: self.inner.live(),
-            max_pending: self.max_pending(),
-            pending: tally.pending,
-            registered: tally.registered,
-            fired: tally.fired,
-            cancelled: tally.cancelled,
-            migrated: tally.migrated,
-            ticks: self.inner.clock_tick.load(Ordering::Relaxed),
-            wakeups: self.inner.wakeups.load(Ordering::Relaxed),
-            wake_panics: self.inner.wake_panics.load(Ordering::Relaxed),
-            entry_bytes: tally.entry_bytes,
-            lateness: Lateness::of(&tally.lateness),
-            lateness_histogram: tally.lateness,
-        }
+        stats_of(&self.inner)
     }
 
     /// The current time on the timer's clock: `tokio::time::Instant::now()`
@@ -648,6 +630,30 @@ impl Timer {
     #[inline]
     pub(crate) fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
         sleep_on(self.inner.shard().clone(), until, refuse)
+    }
+}
+
+/// [`Timer::stats`] of the timer behind `inner`, for those that hold the
+/// state without a handle (a handle would keep an orphaned driver running).
+pub(crate) fn stats_of(inner: &Inner) -> Stats {
+    let mut tally = Tally::default();
+    for shard in inner.shards.iter() {
+        shard.tally_into(&mut tally);
+    }
+    Stats {
+        live: inner.live(),
+        max_pending: inner.shared.max_pending(),
+        pending: tally.pending,
+        registered: tally.registered,
+        fired: tally.fired,
+        cancelled: tally.cancelled,
+        migrated: tally.migrated,
+        ticks: inner.clock_tick.load(Ordering::Relaxed),
+        wakeups: inner.wakeups.load(Ordering::Relaxed),
+        wake_panics: inner.wake_panics.load(Ordering::Relaxed),
+        entry_bytes: tally.entry_bytes,
+        lateness: Lateness::of(&tally.lateness),
+        lateness_histogram: tally.lateness,
     }
 }
 

@@ -228,3 +228,57 @@ async fn a_snapshot_minus_itself_is_idle() {
     assert_eq!(zero.lateness_histogram.buckets().count(), 0);
     assert_eq!(zero.live, 1);
 }
+
+/// `Display` is one compact line: gauges, counters and the lateness
+/// summary, `headroom` only with a limit, `lateness none` before anything
+/// fired, no bucket; a delta prints the interval's counters.
+#[tokio::test(start_paused = true)]
+async fn display_is_one_compact_line() {
+    let _watchdog = common::Watchdog::start();
+    let unbounded = Timer::new();
+    let line = unbounded.stats().to_string();
+    assert_eq!(
+        line,
+        "live 0 pending 0 fired 0 cancelled 0 wakeups 0 lateness none"
+    );
+
+    let timer = coarse_timer().max_pending(50).build().unwrap();
+    tokio::task::yield_now().await;
+    let _held = timer.sleep(Duration::from_secs(60)); // live, not pending
+    let mut waiting = task::spawn(timer.sleep(Duration::from_secs(1)));
+    assert_pending!(waiting.poll()); // pending
+    for _ in 0..3 {
+        timer.sleep(15 * MS).await; // 5 ms late
+    }
+    drop(timer.sleep(30 * MS)); // never polled: neither fired nor cancelled
+                                // Ready at once: its sleep never registers, so it is not cancelled.
+    assert_eq!(timer.timeout(20 * MS, async {}).await, Ok(()));
+    let mut dropped = task::spawn(timer.sleep(40 * MS));
+    assert_pending!(dropped.poll());
+    drop(dropped); // cancelled
+    let stats = timer.stats();
+    assert_eq!(
+        stats.to_string(),
+        format!(
+            "live 2 pending 1 headroom 48 fired 3 cancelled 1 wakeups {} \
+             lateness p50 5ms p99 5ms max 5ms",
+            stats.wakeups
+        )
+    );
+    assert!(stats.wakeups >= 3, "{stats}");
+    // The Debug form has every field (and the buckets); Display does not.
+    assert!(format!("{stats:?}").contains("lateness_histogram"));
+    assert!(!stats.to_string().contains("bucket"));
+
+    let before = stats;
+    timer.sleep(10 * MS).await; // on time
+    let interval = timer.stats().delta(&before);
+    assert_eq!(
+        interval.to_string(),
+        format!(
+            "live 2 pending 1 headroom 48 fired 1 cancelled 0 wakeups {} \
+             lateness p50 0ns p99 0ns max 0ns",
+            interval.wakeups
+        )
+    );
+}

@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use tokio::runtime::Handle;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::engine::clock::{Clock, TimeSource};
@@ -37,6 +38,10 @@ pub(crate) struct Inner {
     pub(crate) wake_panics: AtomicU64,
     /// The runtime hosting the driver; scheduled tasks are spawned on it.
     pub(crate) runtime: Handle,
+    /// Told when the timer shuts down, for tasks that wait on something
+    /// other than the wheel (the metrics publisher waits on `tokio::time`,
+    /// so that it is not a timer of its own in the stats it reports).
+    stopped: Notify,
     config: Config,
 }
 
@@ -75,6 +80,7 @@ impl Inner {
             clock_tick: AtomicU64::new(0),
             wake_panics: AtomicU64::new(0),
             runtime: handle.clone(),
+            stopped: Notify::new(),
             config,
         })
     }
@@ -93,10 +99,26 @@ impl Inner {
             total += shard.close_and_drain(&mut wakers, &self.wake_panics);
         }
         self.shared.nudge();
+        self.stopped.notify_waiters();
         if first || total > 0 {
             debug!("timer shut down", woken = total as u64);
         }
         total
+    }
+
+    /// Resolves once the timer has shut down (at once if it already has).
+    /// Cancel safe: dropping it loses nothing, the flag is rechecked.
+    #[cfg(feature = "metrics")]
+    pub(crate) async fn shut_down_notice(&self) {
+        let notified = self.stopped.notified();
+        tokio::pin!(notified);
+        // Registered before the flag is read: a shutdown after the read
+        // finds this waiter (the flag is set before `notify_waiters`).
+        notified.as_mut().enable();
+        if self.shared.is_shutdown() {
+            return;
+        }
+        notified.await;
     }
 
     /// No `Sleep` or `Timeout` of this timer exists any more (each holds a

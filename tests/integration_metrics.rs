@@ -1,0 +1,524 @@
+//! The `metrics` feature: a timer's stats published through the `metrics`
+//! facade, read back from a recorder of the test's own.
+//!
+//! The publishing task runs on the timer's runtime, which a recorder set
+//! with `metrics::with_local_recorder` does not reach, so the recorder here
+//! is the global one, installed once for the whole binary. Tests run in
+//! parallel, so each publishes under a label of its own (`test="<name>"`)
+//! and reads only its own metrics back. Every test runs on the paused clock
+//! under a watchdog: a publisher that never returns (a spin on the paused
+//! clock) fails the run instead of stalling it.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use tickwheel::metrics::Publisher;
+use tickwheel::Timer;
+use tokio::time::{sleep, sleep_until, Instant};
+use tokio_test::{assert_pending, task};
+
+const MS: Duration = Duration::from_millis(1);
+const SECOND: Duration = Duration::from_secs(1);
+
+/// What the recorder holds for one metric.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Metric {
+    /// A gauge's last value.
+    gauge: Option<f64>,
+    /// A counter's total.
+    counter: u64,
+    /// Every value a histogram recorded, in order.
+    histogram: Vec<f64>,
+}
+
+/// The test recorder: every metric by its name and its `test` label.
+#[derive(Clone, Default)]
+struct Values {
+    metrics: Arc<Mutex<BTreeMap<(String, String), Metric>>>,
+    units: Arc<Mutex<BTreeMap<String, Option<Unit>>>>,
+}
+
+struct Handle {
+    values: Values,
+    id: (String, String),
+}
+
+impl Handle {
+    fn with(&self, change: impl FnOnce(&mut Metric)) {
+        let mut metrics = self.values.metrics.lock().unwrap();
+        change(metrics.entry(self.id.clone()).or_default());
+    }
+}
+
+impl metrics::CounterFn for Handle {
+    fn increment(&self, n: u64) {
+        self.with(|m| m.counter += n);
+    }
+    fn absolute(&self, n: u64) {
+        self.with(|m| m.counter = n);
+    }
+}
+
+impl metrics::GaugeFn for Handle {
+    fn increment(&self, n: f64) {
+        self.with(|m| *m.gauge.get_or_insert(0.0) += n);
+    }
+    fn decrement(&self, n: f64) {
+        self.with(|m| *m.gauge.get_or_insert(0.0) -= n);
+    }
+    fn set(&self, n: f64) {
+        self.with(|m| m.gauge = Some(n));
+    }
+}
+
+impl metrics::HistogramFn for Handle {
+    fn record(&self, value: f64) {
+        self.with(|m| m.histogram.push(value));
+    }
+}
+
+impl Values {
+    fn handle(&self, key: &Key) -> Arc<Handle> {
+        let test = key
+            .labels()
+            .find(|label| label.key() == "test")
+            .map_or_else(String::new, |label| label.value().to_owned());
+        Arc::new(Handle {
+            values: self.clone(),
+            id: (key.name().to_owned(), test),
+        })
+    }
+
+    fn describe(&self, name: KeyName, unit: Option<Unit>) {
+        self.units
+            .lock()
+            .unwrap()
+            .insert(name.as_str().to_owned(), unit);
+    }
+}
+
+impl Recorder for Values {
+    fn describe_counter(&self, name: KeyName, unit: Option<Unit>, _: SharedString) {
+        self.describe(name, unit);
+    }
+    fn describe_gauge(&self, name: KeyName, unit: Option<Unit>, _: SharedString) {
+        self.describe(name, unit);
+    }
+    fn describe_histogram(&self, name: KeyName, unit: Option<Unit>, _: SharedString) {
+        self.describe(name, unit);
+    }
+    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+        Counter::from_arc(self.handle(key))
+    }
+    fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
+        Gauge::from_arc(self.handle(key))
+    }
+    fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
+        Histogram::from_arc(self.handle(key))
+    }
+}
+
+/// The global recorder, installed by the first test that asks for it.
+fn recorder() -> &'static Values {
+    static VALUES: OnceLock<Values> = OnceLock::new();
+    VALUES.get_or_init(|| {
+        let values = Values::default();
+        metrics::set_global_recorder(values.clone()).expect("no other recorder in this binary");
+        values
+    })
+}
+
+/// One test's view of the recorder: the metrics labelled `test=<name>`.
+struct Seen(&'static str);
+
+impl Seen {
+    /// A publisher whose metrics this view reads.
+    fn publisher(&self) -> Publisher {
+        recorder();
+        Publisher::new().label("test", self.0)
+    }
+
+    fn metric(&self, name: &str) -> Option<Metric> {
+        let metrics = recorder().metrics.lock().unwrap();
+        metrics.get(&(name.to_owned(), self.0.to_owned())).cloned()
+    }
+
+    fn gauge(&self, name: &str) -> Option<f64> {
+        self.metric(name).and_then(|m| m.gauge)
+    }
+
+    fn counter(&self, name: &str) -> Option<u64> {
+        self.metric(name).map(|m| m.counter)
+    }
+
+    fn histogram(&self, name: &str) -> Vec<f64> {
+        self.metric(name).map(|m| m.histogram).unwrap_or_default()
+    }
+
+    /// Every metric of this test, to compare two moments.
+    fn all(&self) -> BTreeMap<String, Metric> {
+        let metrics = recorder().metrics.lock().unwrap();
+        metrics
+            .iter()
+            .filter(|((_, test), _)| test == self.0)
+            .map(|((name, _), metric)| (name.clone(), metric.clone()))
+            .collect()
+    }
+}
+
+/// The recorder agrees with `timer.stats()` taken now, field by field.
+fn assert_matches_stats(seen: &Seen, timer: &Timer) {
+    let stats = timer.stats();
+    assert_eq!(seen.gauge("tickwheel_live"), Some(stats.live as f64));
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(stats.pending as f64));
+    assert_eq!(
+        seen.gauge("tickwheel_headroom"),
+        stats.headroom().map(|h| h as f64)
+    );
+    assert_eq!(
+        seen.gauge("tickwheel_entry_bytes"),
+        Some(stats.entry_bytes as f64)
+    );
+    assert_eq!(
+        seen.counter("tickwheel_registered_total"),
+        Some(stats.registered)
+    );
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(stats.fired));
+    assert_eq!(
+        seen.counter("tickwheel_cancelled_total"),
+        Some(stats.cancelled)
+    );
+    assert_eq!(
+        seen.counter("tickwheel_driver_wakeups_total"),
+        Some(stats.wakeups)
+    );
+    assert_eq!(
+        seen.counter("tickwheel_wake_panics_total"),
+        Some(stats.wake_panics)
+    );
+    assert_eq!(
+        seen.histogram("tickwheel_lateness_seconds").len() as u64,
+        stats.lateness_histogram.count()
+    );
+}
+
+/// After a known workload, each gauge and counter is the timer's figure:
+/// 3 fired, 1 cancelled, 1 pending, 2 live of at most 10.
+#[tokio::test(start_paused = true)]
+async fn gauges_and_counters_are_the_timers_figures() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("figures");
+    let start = Instant::now();
+    let timer = Timer::builder().max_pending(10).build().unwrap();
+    let _task = seen.publisher().spawn(&timer, SECOND);
+
+    for _ in 0..3 {
+        timer.sleep(200 * MS).await; // fired
+    }
+    let mut dropped = task::spawn(timer.sleep(SECOND));
+    assert_pending!(dropped.poll());
+    drop(dropped); // cancelled
+    let mut waiting = task::spawn(timer.sleep(60 * SECOND));
+    assert_pending!(waiting.poll()); // pending
+    let _held = timer.sleep(60 * SECOND); // live only
+
+    sleep_until(start + SECOND + MS).await; // just after the sample at 1 s
+    assert_eq!(seen.gauge("tickwheel_live"), Some(2.0));
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(1.0));
+    assert_eq!(seen.gauge("tickwheel_headroom"), Some(8.0));
+    assert_eq!(seen.counter("tickwheel_registered_total"), Some(5));
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(3));
+    assert_eq!(seen.counter("tickwheel_cancelled_total"), Some(1));
+    assert_eq!(seen.counter("tickwheel_wake_panics_total"), Some(0));
+    assert!(seen.counter("tickwheel_driver_wakeups_total") >= Some(3));
+    assert_matches_stats(&seen, &timer);
+}
+
+/// Counters grow by what happened between samples (never twice the same
+/// timer), gauges follow the timer, and both stay equal to its figures.
+#[tokio::test(start_paused = true)]
+async fn counters_add_what_happened_between_samples() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("deltas");
+    let start = Instant::now();
+    let timer = Timer::new();
+    let task = seen.publisher().spawn(&timer, SECOND);
+    tokio::task::yield_now().await;
+    assert_eq!(task.samples(), 1, "a sample at once");
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(0));
+    assert_eq!(seen.gauge("tickwheel_live"), Some(0.0));
+
+    let mut fired = 0;
+    for (second, sleeps) in [(1, 2u64), (2, 3), (3, 0), (4, 1)] {
+        for _ in 0..sleeps {
+            timer.sleep(100 * MS).await;
+        }
+        fired += sleeps;
+        sleep_until(start + second * SECOND + MS).await;
+        assert_eq!(task.samples(), u64::from(second) + 1);
+        assert_eq!(seen.counter("tickwheel_fired_total"), Some(fired));
+        assert_eq!(
+            seen.histogram("tickwheel_lateness_seconds").len() as u64,
+            fired,
+            "each fired timer recorded once"
+        );
+        assert_matches_stats(&seen, &timer);
+    }
+}
+
+/// Each fired timer lands in the histogram once, as the largest whole
+/// microsecond of its bucket, in seconds: on-time timers as 0, a 15 ms
+/// sleep on 10 ms ticks (5 ms late, in the bucket [4608 µs, 5120 µs)) as
+/// 5119 µs, never below the true lateness.
+#[tokio::test(start_paused = true)]
+async fn lateness_lands_in_the_histogram_at_bucket_resolution() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("lateness");
+    let start = Instant::now();
+    let timer = Timer::builder().tick(10 * MS).build().unwrap();
+    let _task = seen.publisher().spawn(&timer, SECOND);
+    tokio::task::yield_now().await;
+    for _ in 0..2 {
+        timer.sleep(10 * MS).await; // on time
+    }
+    for _ in 0..3 {
+        timer.sleep(15 * MS).await; // 5 ms late
+    }
+    sleep_until(start + SECOND + MS).await;
+    let late = Duration::from_micros(5119).as_secs_f64();
+    assert_eq!(
+        seen.histogram("tickwheel_lateness_seconds"),
+        [0.0, 0.0, late, late, late]
+    );
+    let stats = timer.stats();
+    let recorded_sum: f64 = seen.histogram("tickwheel_lateness_seconds").iter().sum();
+    assert!(recorded_sum >= stats.lateness_histogram.sum().as_secs_f64());
+    assert_eq!(
+        recorder().units.lock().unwrap()["tickwheel_lateness_seconds"],
+        Some(Unit::Seconds)
+    );
+
+    // A later sample with nothing fired records nothing more.
+    sleep_until(start + 2 * SECOND + MS).await;
+    assert_eq!(seen.histogram("tickwheel_lateness_seconds").len(), 5);
+    timer.sleep(15 * MS).await;
+    sleep_until(start + 3 * SECOND + MS).await;
+    assert_eq!(seen.histogram("tickwheel_lateness_seconds").len(), 6);
+}
+
+/// Shutdown ends the task at once, after a final sample that counts the
+/// timers the shutdown cancelled; no sample comes after it.
+#[tokio::test(start_paused = true)]
+async fn the_publisher_stops_when_the_timer_shuts_down() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("shutdown");
+    let timer = Timer::new();
+    let mut task = seen.publisher().spawn(&timer, 10 * SECOND);
+    let mut waiting: Vec<_> = (0..4)
+        .map(|_| task::spawn(timer.sleep(60 * SECOND)))
+        .collect();
+    for sleep in &mut waiting {
+        assert_pending!(sleep.poll());
+    }
+    sleep(SECOND).await;
+    assert_eq!(task.samples(), 1);
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(4.0));
+
+    let shut_at = Instant::now();
+    assert_eq!(timer.shutdown(), 4);
+    task.stopped().await;
+    assert_eq!(
+        Instant::now(),
+        shut_at,
+        "stopped at once, not at the period"
+    );
+    assert!(task.is_finished());
+    assert_eq!(task.samples(), 2, "the final sample");
+    assert_eq!(seen.counter("tickwheel_cancelled_total"), Some(4));
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(0.0));
+    assert_matches_stats(&seen, &timer);
+
+    let before = seen.all();
+    drop(waiting);
+    sleep(60 * SECOND).await;
+    assert_eq!(task.samples(), 2);
+    assert_eq!(seen.all(), before, "nothing recorded after shutdown");
+    assert!(!task.cancel(), "already ended");
+
+    // Spawned on a timer that had shut down: one sample, then it ends
+    // (no panic).
+    let mut late = Publisher::new().spawn(&timer, SECOND);
+    late.stopped().await;
+    assert!(late.samples() >= 1);
+}
+
+/// Dropping or cancelling the handle stops the task; a detached one runs
+/// on until the timer shuts down.
+#[tokio::test(start_paused = true)]
+async fn dropping_or_cancelling_the_handle_stops_the_publisher() {
+    let _watchdog = common::Watchdog::start();
+    let timer = Timer::new();
+    let dropped = Seen("dropped");
+    let cancelled = Seen("cancelled");
+    let detached = Seen("detached");
+    let first = dropped.publisher().spawn(&timer, SECOND);
+    let second = cancelled.publisher().spawn(&timer, SECOND);
+    detached.publisher().spawn(&timer, SECOND).detach();
+    sleep(1500 * MS).await; // samples at 0 and 1 s
+    assert_eq!((first.samples(), second.samples()), (2, 2));
+    assert_eq!(detached.gauge("tickwheel_live"), Some(0.0));
+
+    drop(first);
+    assert!(second.cancel());
+    assert!(!second.cancel(), "only the first cancel stops it");
+    let (dropped_before, cancelled_before) = (dropped.all(), cancelled.all());
+    let held: Vec<_> = (0..3).map(|_| timer.sleep(60 * SECOND)).collect();
+    sleep(5 * SECOND).await;
+    assert!(second.is_finished());
+    assert_eq!(second.samples(), 2);
+    assert_eq!(
+        dropped.all(),
+        dropped_before,
+        "a dropped handle's task ran on"
+    );
+    assert_eq!(cancelled.all(), cancelled_before);
+    assert_eq!(
+        detached.gauge("tickwheel_live"),
+        Some(3.0),
+        "detached runs on"
+    );
+
+    // The detached task ends with the timer, after its final sample.
+    drop(held);
+    timer.shutdown();
+    tokio::task::yield_now().await;
+    let after = detached.all();
+    assert_eq!(detached.gauge("tickwheel_live"), Some(0.0));
+    sleep(10 * SECOND).await;
+    assert_eq!(detached.all(), after, "a detached task ends with the timer");
+}
+
+/// The task holds no `Timer` handle: when the last one is dropped the
+/// driver retires as it would without a publisher, and the task ends.
+#[tokio::test(start_paused = true)]
+async fn the_publisher_never_keeps_a_timer_running() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("orphaned");
+    let timer = Timer::new();
+    timer.sleep(10 * MS).await;
+    let mut task = seen.publisher().spawn(&timer, SECOND);
+    tokio::task::yield_now().await;
+    drop(timer);
+    task.stopped().await;
+    assert!(task.is_finished());
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(1));
+}
+
+/// The task waits on tokio's clock, not the wheel: it takes no slot of
+/// `max_pending`, registers nothing, and never wakes the driver.
+#[tokio::test(start_paused = true)]
+async fn the_publisher_is_not_a_timer_of_its_own() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("not_a_timer");
+    let timer = Timer::builder().max_pending(1).build().unwrap();
+    let task = seen.publisher().spawn(&timer, 100 * MS);
+    sleep(SECOND + 50 * MS).await;
+    assert_eq!(task.samples(), 11);
+    let stats = timer.stats();
+    assert_eq!((stats.live, stats.pending, stats.registered), (0, 0, 0));
+    assert_eq!(stats.wakeups, 0, "the driver never woke");
+    assert_eq!(seen.gauge("tickwheel_headroom"), Some(1.0));
+    let held = timer.try_sleep(SECOND).expect("the one slot is free");
+    drop(held);
+}
+
+/// A zero period is the timer's tick; one too long for the clock samples
+/// at start and at shutdown only. Neither spins nor panics.
+#[tokio::test(start_paused = true)]
+async fn zero_and_endless_periods_neither_spin_nor_panic() {
+    let _watchdog = common::Watchdog::start();
+    let timer = Timer::builder().tick(10 * MS).build().unwrap();
+    let zero = Publisher::new().spawn(&timer, Duration::ZERO);
+    assert_eq!(zero.period(), 10 * MS);
+    let mut endless = Publisher::new().spawn(&timer, Duration::MAX);
+    sleep(105 * MS).await;
+    assert_eq!(zero.samples(), 11); // 0, 10, ..., 100 ms
+    drop(zero);
+    sleep(3600 * SECOND).await;
+    assert_eq!(endless.samples(), 1);
+    timer.shutdown();
+    endless.stopped().await;
+    assert_eq!(endless.samples(), 2);
+}
+
+/// A prefix and labels name every metric, so two timers publish side by
+/// side; a timer without `max_pending` has no headroom gauge; the units
+/// are described.
+#[tokio::test(start_paused = true)]
+async fn labels_and_prefix_tell_timers_apart() {
+    let _watchdog = common::Watchdog::start();
+    recorder();
+    let rpc = Timer::new();
+    let sessions = Timer::builder().max_pending(100).build().unwrap();
+    let every = SECOND;
+    let _rpc = Publisher::new()
+        .prefix("svc_timer")
+        .label("test", "labels_rpc")
+        .label("timer", "rpc")
+        .spawn(&rpc, every);
+    let _sessions = Publisher::new()
+        .prefix("svc_timer")
+        .label("test", "labels_sessions")
+        .label("timer", "sessions")
+        .spawn(&sessions, every);
+    let _bare = Publisher::new()
+        .prefix("")
+        .label("test", "labels_bare")
+        .spawn(&rpc, every);
+    rpc.sleep(100 * MS).await;
+    let _held: Vec<_> = (0..7).map(|_| sessions.sleep(SECOND)).collect();
+    sleep(SECOND + MS).await;
+
+    let (rpc_seen, sessions_seen) = (Seen("labels_rpc"), Seen("labels_sessions"));
+    assert_eq!(rpc_seen.counter("svc_timer_fired_total"), Some(1));
+    assert_eq!(sessions_seen.counter("svc_timer_fired_total"), Some(0));
+    assert_eq!(sessions_seen.gauge("svc_timer_live"), Some(7.0));
+    assert_eq!(sessions_seen.gauge("svc_timer_headroom"), Some(93.0));
+    assert_eq!(rpc_seen.gauge("svc_timer_headroom"), None);
+    assert_eq!(rpc_seen.metric("tickwheel_live"), None);
+    assert_eq!(Seen("labels_bare").counter("fired_total"), Some(1));
+
+    let units = recorder().units.lock().unwrap();
+    assert_eq!(units["svc_timer_entry_bytes"], Some(Unit::Bytes));
+    assert_eq!(units["svc_timer_live"], Some(Unit::Count));
+    assert_eq!(units["svc_timer_driver_wakeups_total"], Some(Unit::Count));
+}
+
+/// `record` in a loop of one's own: counters add the differences, and a
+/// snapshot older than the last one adds nothing (and sets the gauges).
+#[tokio::test(start_paused = true)]
+async fn record_in_a_loop_of_ones_own() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("record");
+    let mut publisher = seen.publisher();
+    let timer = Timer::new();
+    let old = timer.stats();
+    for round in 1..=3u64 {
+        timer.sleep(100 * MS).await;
+        publisher.record(&timer.stats());
+        assert_eq!(seen.counter("tickwheel_fired_total"), Some(round));
+    }
+    let _held = timer.sleep(SECOND);
+    publisher.record(&timer.stats());
+    publisher.record(&old); // out of order: nothing added
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(3));
+    assert_eq!(seen.gauge("tickwheel_live"), Some(0.0), "the old gauge");
+    publisher.record(&timer.stats());
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(3));
+    assert_eq!(seen.gauge("tickwheel_live"), Some(1.0));
+    assert_eq!(seen.histogram("tickwheel_lateness_seconds").len(), 3);
+}
