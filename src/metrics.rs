@@ -292,6 +292,23 @@ impl Default for Publisher {
 impl Publisher {
     /// A publisher with the prefix `tickwheel` and no labels, that has
     /// recorded nothing yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use tickwheel::metrics::Publisher;
+    ///
+    /// let timer = tickwheel::Timer::new();
+    /// let mut publisher = Publisher::new();
+    /// // Without a recorder installed, the metrics go nowhere, and recording
+    /// // costs next to nothing.
+    /// publisher.record(&timer.stats());
+    /// let debug = format!("{publisher:?}");
+    /// assert!(debug.contains(r#"prefix: "tickwheel""#) && debug.contains("recorded: true"));
+    /// # }
+    /// ```
     pub fn new() -> Publisher {
         Publisher {
             prefix: PREFIX.to_owned(),

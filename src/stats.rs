@@ -266,6 +266,23 @@ impl Sub<&Stats> for &Stats {
 /// are), and are reported as the bucket's upper bound (so they err late, by
 /// at most 12.5%); `max` and `mean` are exact to the microsecond (except the
 /// `max` of a [`Stats::delta`], an upper bound).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+///
+/// let timer = tickwheel::Timer::builder().tick(Duration::from_millis(10)).build().unwrap();
+/// // 25 ms rounds up to the 30 ms tick boundary: 5 ms late.
+/// timer.sleep(Duration::from_millis(25)).await;
+/// let lateness = timer.stats().lateness;
+/// assert_eq!(lateness.count, 1);
+/// assert!(lateness.max >= Duration::from_millis(5) && lateness.max < Duration::from_millis(6));
+/// assert!(lateness.p99 >= lateness.max, "percentiles err late, never early");
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Lateness {
