@@ -65,8 +65,9 @@
 //! # }
 //! ```
 //!
-//! `examples/http_service.rs` in the repository runs a hyper HTTP/1 server
-//! behind this layer and calls it over loopback.
+//! The crate's `http_service` example (`cargo run --example http_service
+//! --features http`) runs a hyper HTTP/1 server behind this layer and calls
+//! it over loopback.
 
 mod timeout;
 
