@@ -148,10 +148,9 @@ async fn main() {
     let stats = Timer::current().stats();
     println!("answered in time: {ok} (200 OK)");
     println!("cut off at {REQUEST_TIMEOUT:?}: {timed_out} (408 Request Timeout)");
-    println!(
-        "server timer: {} deadlines fired (408), {} cancelled (answered in time), {} pending",
-        stats.fired, stats.cancelled, stats.pending
-    );
+    // The request deadlines and the handlers' own work share the runtime's
+    // default timer, so these count both.
+    println!("server timer (deadlines and the handlers' sleeps): {stats}");
     if stats.pending != 0 {
         failures.push(format!("{} timers still pending", stats.pending));
     }

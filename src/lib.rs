@@ -199,8 +199,16 @@
 //!
 //! # Cargo features
 //!
-//! None is on by default; each adds one optional dependency.
+//! None is on by default.
 //!
+//! - **`test-util`**: [`time::pause`], [`time::advance`] and
+//!   [`time::resume`], tokio's test clock re-exported (it turns on tokio's
+//!   `test-util`), so a test module's `use tokio::time;` can become
+//!   `use tickwheel::time;`.
+//! - **`http`**: the module `tickwheel::http` has tower-http's request
+//!   timeout (`TimeoutLayer`, `Timeout`), answering `408 Request Timeout`
+//!   itself, with its deadlines on the wheel, on the `http` crate's types
+//!   (it turns on `tower` too).
 //! - **`backon`**: [`Timer`] implements `backon::Sleeper`, so
 //!   `retryable.retry(backoff).sleep(timer.clone())` waits out backon's
 //!   backoff on the wheel.
@@ -229,7 +237,7 @@
 //!   calls compile to nothing.
 //!
 //! The `backon` and `hyper` examples are on their trait impls, in
-//! [`Timer`]'s documentation; the `tower` ones in `tickwheel::tower`'s.
+//! [`Timer`]'s documentation; the `tower` and `http` ones in their modules'.
 #![cfg_attr(
     feature = "tracing",
     doc = r#"

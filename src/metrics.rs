@@ -179,7 +179,7 @@ const ENTRY_BYTES: (&str, Unit, &str) = (
 const REGISTERED: (&str, Unit, &str) = (
     "registered_total",
     Unit::Count,
-    "Timers registered in the wheel.",
+    "Timers registered in the wheel since the timer started.",
 );
 const FIRED: (&str, Unit, &str) = (
     "fired_total",
@@ -499,7 +499,8 @@ impl Publisher {
     /// sample, then only the final one at shutdown.
     ///
     /// It never panics: on a timer that has already shut down, the task
-    /// records the timer's figures and ends at once.
+    /// records the timer's figures and ends at once; on a timer whose
+    /// runtime has ended, the task cannot run and records nothing.
     ///
     /// # Examples
     ///

@@ -13,7 +13,7 @@
 //! Finding the current runtime's timer takes no lock: each thread remembers
 //! the last one it used, and asks tokio which runtime is current (one clone
 //! of its handle, as `tokio::time::sleep` does), so a sleep through these
-//! functions costs about what `tokio::time::sleep` costs, and about 10%
+//! functions costs about what `tokio::time::sleep` costs, and about 20%
 //! more than `timer.sleep(d)` on a held [`Timer`]: in a hot loop, hold one
 //! (`let timer = Timer::current();`).
 //!

@@ -91,8 +91,11 @@ async fn a_slow_request_gets_408_at_its_deadline_never_before() {
     let response = assert_ready!(call.poll()).unwrap();
     assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
     assert!(response.body().is_empty(), "ResBody::default()");
-    // Answered, the response future lets go of the handler: it never
-    // resumes.
+    // As with tower-http, the handler's future lives in the response
+    // future until that is dropped; it is never polled again, and dropping
+    // it frees the handler's own sleep.
+    assert!(!dropped.load(Ordering::SeqCst));
+    assert_eq!(Timer::current().pending(), 1, "the handler's 10 s sleep");
     drop(call);
     assert!(dropped.load(Ordering::SeqCst), "the handler was dropped");
     assert_eq!(Timer::current().pending(), 0);

@@ -349,11 +349,15 @@ async fn the_publisher_stops_when_the_timer_shuts_down() {
     assert_eq!(seen.all(), before, "nothing recorded after shutdown");
     assert!(!task.cancel(), "already ended");
 
-    // Spawned on a timer that had shut down: one sample, then it ends
-    // (no panic).
+    // Spawned on a timer that had shut down: its first sample and the
+    // final one, then it ends (no panic).
     let mut late = Publisher::new().spawn(&timer, SECOND);
     late.stopped().await;
-    assert!(late.samples() >= 1);
+    assert_eq!(
+        late.samples(),
+        2,
+        "the first sample, and the final one of a shut-down timer"
+    );
 }
 
 /// Dropping or cancelling the handle stops the task; a detached one runs
@@ -521,4 +525,57 @@ async fn record_in_a_loop_of_ones_own() {
     assert_eq!(seen.counter("tickwheel_fired_total"), Some(3));
     assert_eq!(seen.gauge("tickwheel_live"), Some(1.0));
     assert_eq!(seen.histogram("tickwheel_lateness_seconds").len(), 3);
+}
+
+/// On a multi-thread runtime, the publisher's last sample comes after the
+/// shutdown has drained every shard, so `cancelled_total` counts every
+/// timer the shutdown cancelled. (A publisher woken by the shutdown flag
+/// alone, which is set before the drain, sampled half-drained shards: a
+/// race a 1 ms period and large shards make likely.) Real time, under a
+/// watchdog.
+#[test]
+fn the_final_sample_comes_after_the_shutdown_drained_every_shard() {
+    common::watchdog::within_30_s(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            for label in ["drained-0", "drained-1", "drained-2"] {
+                let seen = Seen(label);
+                let timer = Timer::new();
+                let mut task = seen.publisher().spawn(&timer, MS);
+                // Four tasks register 100k sleeps each, on the shards of
+                // the workers they run on.
+                let holders: Vec<_> = (0..4)
+                    .map(|_| {
+                        let timer = timer.clone();
+                        tokio::spawn(async move {
+                            let mut sleeps: Vec<_> =
+                                (0..100_000).map(|_| timer.sleep(600 * SECOND)).collect();
+                            for sleep in &mut sleeps {
+                                assert!(futures::poll!(sleep).is_pending());
+                            }
+                            sleeps
+                        })
+                    })
+                    .collect();
+                let mut kept = Vec::new();
+                for holder in holders {
+                    kept.push(holder.await.unwrap());
+                }
+                sleep(5 * MS).await;
+                let cancelled = timer.shutdown();
+                assert_eq!(cancelled, 400_000);
+                task.stopped().await;
+                assert_eq!(
+                    seen.counter("tickwheel_cancelled_total"),
+                    Some(cancelled as u64),
+                    "{label}: the final sample missed cancellations"
+                );
+                assert_eq!(seen.gauge("tickwheel_pending"), Some(0.0));
+            }
+        });
+    });
 }

@@ -197,7 +197,8 @@ impl<T> DelayQueue<T> {
     /// default timer of the runtime current at its first
     /// [`insert`](DelayQueue::insert) (or `insert_at`), so it can be built
     /// in a constructor, a `Default` impl or a `static` initialiser that
-    /// runs outside one. Until then it allocates nothing, and `len`,
+    /// runs outside one. Until then it holds a few words of placeholder
+    /// buckets, and `len`,
     /// `capacity`, `reserve`, `try_remove`, `clear` and polling (an empty
     /// queue: `Ready(None)`) work anywhere.
     ///

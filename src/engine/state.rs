@@ -2,7 +2,7 @@
 //! task: the handle (`timer.rs`) and the driver (`driver.rs`) both reach down
 //! to it, and it reaches up to neither.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::runtime::Handle;
@@ -42,6 +42,9 @@ pub(crate) struct Inner {
     /// other than the wheel (the metrics publisher waits on `tokio::time`,
     /// so that it is not a timer of its own in the stats it reports).
     stopped: Notify,
+    /// Set once a shutdown has drained every shard, just before `stopped`
+    /// is told: the shutdown flag itself is set before the drain.
+    drained: AtomicBool,
     config: Config,
 }
 
@@ -81,6 +84,7 @@ impl Inner {
             wake_panics: AtomicU64::new(0),
             runtime: handle.clone(),
             stopped: Notify::new(),
+            drained: AtomicBool::new(false),
             config,
         })
     }
@@ -98,6 +102,11 @@ impl Inner {
         for shard in self.shards.iter() {
             total += shard.close_and_drain(&mut wakers, &self.wake_panics);
         }
+        // Every shard has been drained by now, by this call or by a
+        // concurrent one holding its lock before this call took it: the
+        // counters are final. Only then is the shutdown announced, so a
+        // last look at the statistics sees every cancellation.
+        self.drained.store(true, Ordering::Release);
         self.shared.nudge();
         self.stopped.notify_waiters();
         if first || total > 0 {
@@ -106,16 +115,20 @@ impl Inner {
         total
     }
 
-    /// Resolves once the timer has shut down (at once if it already has).
-    /// Cancel safe: dropping it loses nothing, the flag is rechecked.
+    /// Resolves once the timer has shut down and drained every shard (at
+    /// once if it already has), so the statistics read after it count every
+    /// timer the shutdown cancelled. Cancel safe: dropping it loses nothing,
+    /// the flag is rechecked.
     #[cfg(feature = "metrics")]
     pub(crate) async fn shut_down_notice(&self) {
         let notified = self.stopped.notified();
         tokio::pin!(notified);
         // Registered before the flag is read: a shutdown after the read
-        // finds this waiter (the flag is set before `notify_waiters`).
+        // finds this waiter (the flag is set before `notify_waiters`). The
+        // flag is the drain's, not the shutdown flag, which is set before
+        // the shards are drained.
         notified.as_mut().enable();
-        if self.shared.is_shutdown() {
+        if self.drained.load(Ordering::Acquire) {
             return;
         }
         notified.await;

@@ -15,6 +15,7 @@
 //! | `TimeoutLayer::with_status_code(status, d)` | [`TimeoutLayer::with_status_code(status, d)`](TimeoutLayer::with_status_code) |
 //! | | [`TimeoutLayer::with_timer(d, timer)`](TimeoutLayer::with_timer), on a timer you hold |
 //! | `tower_http::timeout::Timeout::new(svc, d)` | [`Timeout::new(svc, d)`](Timeout::new) |
+//! | `Timeout::with_status_code(svc, status, d)`, `Timeout::layer_with_status_code(status, d)` | [`Timeout::with_status_code`], [`Timeout::layer_with_status_code`] |
 //!
 //! # What a client gets
 //!

@@ -253,6 +253,55 @@ impl<S> Timeout<S> {
         }
     }
 
+    /// Wraps `inner` with a `timeout` per request, answered with `status`,
+    /// on the default timer of the runtime each request is made in
+    /// (tower-http's `Timeout::with_status_code`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::convert::Infallible;
+    /// use std::time::Duration;
+    /// use http::{Request, Response, StatusCode};
+    /// use tickwheel::http::Timeout;
+    /// use tower::{service_fn, Service, ServiceExt};
+    ///
+    /// let stuck = service_fn(|_: Request<String>| {
+    ///     std::future::pending::<Result<Response<String>, Infallible>>()
+    /// });
+    /// let mut svc = Timeout::with_status_code(stuck, StatusCode::GATEWAY_TIMEOUT, Duration::from_secs(1));
+    /// let response = svc.ready().await.unwrap().call(Request::new(String::new())).await.unwrap();
+    /// assert_eq!(response.status(), StatusCode::GATEWAY_TIMEOUT);
+    /// # }
+    /// ```
+    pub const fn with_status_code(inner: S, status: StatusCode, timeout: Duration) -> Self {
+        Timeout {
+            inner,
+            timeout,
+            status,
+            timer: None,
+        }
+    }
+
+    /// A [`TimeoutLayer`] answering with `status` after `timeout`
+    /// (tower-http's `Timeout::layer_with_status_code`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http::StatusCode;
+    /// use tickwheel::http::Timeout;
+    ///
+    /// let layer = Timeout::<()>::layer_with_status_code(StatusCode::GATEWAY_TIMEOUT, Duration::from_secs(5));
+    /// assert_eq!(layer.get_status_code(), StatusCode::GATEWAY_TIMEOUT);
+    /// ```
+    pub const fn layer_with_status_code(status: StatusCode, timeout: Duration) -> TimeoutLayer {
+        TimeoutLayer::with_status_code(status, timeout)
+    }
+
     /// Wraps `inner` with a `timeout` per request, answered with 408, on
     /// `timer`.
     ///
