@@ -250,8 +250,9 @@ async fn display_is_one_compact_line() {
     for _ in 0..3 {
         timer.sleep(15 * MS).await; // 5 ms late
     }
-    drop(timer.sleep(30 * MS)); // never polled: neither fired nor cancelled
-                                // Ready at once: its sleep never registers, so it is not cancelled.
+    // Never polled: neither fired nor cancelled.
+    drop(timer.sleep(30 * MS));
+    // Ready at once: its sleep never registers, so it is not cancelled.
     assert_eq!(timer.timeout(20 * MS, async {}).await, Ok(()));
     let mut dropped = task::spawn(timer.sleep(40 * MS));
     assert_pending!(dropped.poll());
