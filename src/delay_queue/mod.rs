@@ -346,12 +346,22 @@ impl<T> DelayQueue<T> {
     }
 
     /// Binds a queue made by `new` or `with_capacity` to the current
-    /// runtime's default timer, the first time it needs a clock.
+    /// runtime's default timer, the first time it needs a clock. The check
+    /// is on every insert; the binding, once in a queue's life, is kept out
+    /// of line.
+    #[inline]
     #[track_caller]
     fn bind_to_current(&mut self) {
         if self.bound.is_none() {
-            self.bind(&Timer::current());
+            self.bind_to_current_slow();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn bind_to_current_slow(&mut self) {
+        self.bind(&Timer::current());
     }
 
     /// The queue's sleep. Every caller runs only on a bound queue: with an
@@ -565,7 +575,7 @@ impl<T> DelayQueue<T> {
         // clock is read.
         self.check_key("reset", key);
         let offset = self.offset_after(timeout);
-        self.reset_offset("reset", key, offset, timeout.is_zero());
+        self.reset_offset(key, offset, timeout.is_zero());
     }
 
     /// Moves the deadline of `key`'s item to `when`, keeping its key. A
@@ -596,7 +606,7 @@ impl<T> DelayQueue<T> {
     pub fn reset_at(&mut self, key: &Key, when: Instant) {
         self.check_key("reset_at", key);
         let (offset, due) = self.offset_at(when);
-        self.reset_offset("reset_at", key, offset, due);
+        self.reset_offset(key, offset, due);
     }
 
     #[track_caller]
@@ -606,9 +616,8 @@ impl<T> DelayQueue<T> {
         }
     }
 
-    #[track_caller]
-    fn reset_offset(&mut self, method: &str, key: &Key, offset: i64, due: bool) {
-        self.check_key(method, key);
+    /// Moves the item of `key`, which the caller checked is live.
+    fn reset_offset(&mut self, key: &Key, offset: i64, due: bool) {
         let deadline = Deadline::new(offset);
         // Later, in a ring bucket: the deadline moves in place, and the item
         // is linked again when its bucket comes round. Nothing to wake: it
