@@ -33,9 +33,15 @@
 //! `use tickwheel::time;`:
 //!
 //! ```toml
+//! [dependencies]
+//! tickwheel = "0.1"
+//!
 //! [dev-dependencies]
 //! tickwheel = { version = "0.1", features = ["test-util"] }
 //! ```
+//!
+//! (The dev-dependency needs the same source as the dependency: with a path
+//! or git dependency, repeat its `path` or `git` there.)
 //!
 //! # Examples
 //!

@@ -66,9 +66,49 @@
 //! # }
 //! ```
 //!
+//! # With hyper
+//!
+//! hyper 1 serves its own `Service` trait, so a tower stack is adapted per
+//! connection (hyper-util's `TowerToHyperService` does the same; it needs
+//! hyper-util's `service` feature). The response body needs `Default` for
+//! the timeout's empty answer: `String`, or http-body-util's `Full` or
+//! `Empty`.
+//!
+//! ```no_run
+//! use std::convert::Infallible;
+//! use std::time::Duration;
+//! use http::{Request, Response};
+//! use hyper::body::Incoming;
+//! use hyper_util::rt::TokioIo;
+//! use tickwheel::http::TimeoutLayer;
+//! use tower::{service_fn, Service, ServiceBuilder, ServiceExt};
+//!
+//! async fn handler(_: Request<Incoming>) -> Result<Response<String>, Infallible> {
+//!     Ok(Response::new("hello".to_string()))
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let app = ServiceBuilder::new()
+//!         .layer(TimeoutLayer::new(Duration::from_secs(10)))
+//!         .service(service_fn(handler));
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//!     loop {
+//!         let (stream, _) = listener.accept().await?;
+//!         let app = app.clone();
+//!         let service = hyper::service::service_fn(move |request| {
+//!             let mut app = app.clone();
+//!             async move { app.ready().await?.call(request).await }
+//!         });
+//!         tokio::spawn(
+//!             hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service),
+//!         );
+//!     }
+//! }
+//! ```
+//!
 //! The crate's `http_service` example (`cargo run --example http_service
-//! --features http`) runs a hyper HTTP/1 server behind this layer and calls
-//! it over loopback.
+//! --features http`) runs such a server and calls it over loopback.
 
 mod timeout;
 
