@@ -197,6 +197,22 @@ pub(crate) fn sleep(until: Until, refuse: Refuse) -> Result<Sleep, Error> {
     }
 }
 
+/// A sleep on `timer`, or on the current runtime's default timer when there
+/// is none: the middleware's choice (a layer built with or without a timer
+/// of its own). Refusals are errors, for the caller to shed or fall back.
+///
+/// # Panics
+///
+/// Without a timer, as [`Timer::current`].
+#[cfg(feature = "tower")]
+#[track_caller]
+pub(crate) fn try_sleep_on(timer: Option<&Timer>, until: Until) -> Result<Sleep, Error> {
+    match timer {
+        Some(timer) => timer.make_sleep(until, Refuse::Error),
+        None => sleep(until, Refuse::Error),
+    }
+}
+
 /// This thread's shard of the current runtime's default timer, if the
 /// cache has it and the timer is alive.
 fn cached_shard() -> Option<Arc<Shard>> {

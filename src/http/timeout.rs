@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 
 use crate::ambient;
 use crate::timeout::Timeout as TimeoutFuture;
-use crate::timer::{Refuse, Timer, Until};
+use crate::timer::{Timer, Until};
 
 /// Applies a [`Timeout`] to every request of the HTTP services it wraps,
 /// like tower-http's `TimeoutLayer`, with the deadlines on the wheel.
@@ -398,10 +398,7 @@ where
     #[track_caller]
     fn call(&mut self, request: Request<ReqBody>) -> ResponseFuture<S::Future> {
         let until = Until::After(self.timeout);
-        let delay = match &self.timer {
-            Some(timer) => timer.make_sleep(until, Refuse::Error),
-            None => ambient::sleep(until, Refuse::Error),
-        };
+        let delay = ambient::try_sleep_on(self.timer.as_ref(), until);
         let state = match delay {
             Ok(delay) => State::Running {
                 timeout: TimeoutFuture::new(self.inner.call(request), delay),

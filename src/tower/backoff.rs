@@ -12,7 +12,7 @@ use ::tower::retry::backoff::{Backoff as TowerBackoff, MakeBackoff};
 use crate::ambient;
 use crate::retry::{Backoff, Delays};
 use crate::sleep::Sleep;
-use crate::timer::{Refuse, Timer, Until};
+use crate::timer::{Timer, Until};
 
 /// `tower::retry`'s backoff maker for [`retry::Backoff`](Backoff) settings,
 /// waiting on the default timer of the runtime each wait starts in.
@@ -267,10 +267,7 @@ impl WheelBackoff {
     #[track_caller]
     fn wait(&self, delay: Duration) -> BackoffSleep {
         let until = Until::After(delay);
-        let sleep = match &self.timer {
-            Some(timer) => timer.make_sleep(until, Refuse::Error),
-            None => ambient::sleep(until, Refuse::Error),
-        };
+        let sleep = ambient::try_sleep_on(self.timer.as_ref(), until);
         BackoffSleep {
             inner: match sleep {
                 Ok(sleep) => Wait::Wheel(sleep),

@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use crate::ambient;
 use crate::error::Error;
 use crate::timeout::Timeout as TimeoutFuture;
-use crate::timer::{Refuse, Timer, Until};
+use crate::timer::{Timer, Until};
 
 /// Applies a [`Timeout`] to every request of the services it wraps, like
 /// `tower::timeout::TimeoutLayer`, with the deadlines on the wheel.
@@ -282,10 +282,7 @@ where
     fn call(&mut self, request: Request) -> ResponseFuture<S::Future> {
         let response = self.inner.call(request);
         let until = Until::After(self.timeout);
-        let delay = match &self.timer {
-            Some(timer) => timer.make_sleep(until, Refuse::Error),
-            None => ambient::sleep(until, Refuse::Error),
-        };
+        let delay = ambient::try_sleep_on(self.timer.as_ref(), until);
         let state = match delay {
             Ok(delay) => State::Running {
                 timeout: TimeoutFuture::new(response, delay),
