@@ -32,13 +32,19 @@ pub fn current_thread() -> Runtime {
 /// A multi-thread runtime with 2 workers (the development machine's cores),
 /// on tokio's alternative timer if [`settings::use_alt_timer`] was called.
 pub fn two_workers() -> Runtime {
+    multi_thread(2)
+}
+
+/// A multi-thread runtime with `workers` workers (at least 1), on tokio's
+/// alternative timer if [`settings::use_alt_timer`] was called.
+pub fn multi_thread(workers: usize) -> Runtime {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.worker_threads(2).enable_all();
+    builder.worker_threads(workers.max(1)).enable_all();
     #[cfg(tokio_unstable)]
     if settings::alt_timer() {
         builder.enable_alt_timer();
     }
-    builder.build().expect("build a 2-worker runtime")
+    builder.build().expect("build a multi-thread runtime")
 }
 
 /// A tickwheel `Timer` whose driver runs on `rt`: the default settings, or

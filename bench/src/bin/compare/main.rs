@@ -89,6 +89,7 @@
 //! and timer choice in its `settings`.
 
 mod alt_timer;
+mod busy;
 mod chart;
 mod delay_queue;
 mod measure;
@@ -266,7 +267,8 @@ fn parent(options: &Options) -> ExitCode {
 
     let mut results = Results::new(reps);
     let mut failures = Vec::new();
-    for work in Work::ALL {
+    let works = options.workloads.clone().unwrap_or(Work::ALL.to_vec());
+    for work in works {
         let runs = runs_of(work, &plan);
         for rep in 0..reps {
             eprint!("  {} rep {}/{reps}:", work.name(), rep + 1);

@@ -4,7 +4,8 @@ use crate::systems::{Sys, Work};
 
 pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
-       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
+               [--workloads LIST]
+       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
                [--quick] [--tick-ms N] [--alt-timer]
 
   --quick          smaller sizes and 2 repetitions: a smoke run (development, CI)
@@ -14,6 +15,9 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
   --no-alt-timer   do not (default with --quick)
   --w6-tick-ms N   the tick of W6's and W8's second tickwheel run, for comparison
                    with the default 1 ms tick (default 10, the default before 1 ms)
+  --workloads LIST only these workloads, comma-separated: names as for --child,
+                   or a family (w12: its four configurations), e.g. w8,w8mt,w12;
+                   the targets of the others say NO DATA
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
@@ -39,6 +43,9 @@ pub struct Options {
     /// `None`: the default (on without `--quick`).
     pub alt_timer: Option<bool>,
     pub w6_tick_ms: u32,
+    /// `--workloads`: the workloads to run, in the order of [`Work::ALL`];
+    /// `None`: all of them.
+    pub workloads: Option<Vec<Work>>,
     pub child: Option<Child>,
 }
 
@@ -56,12 +63,29 @@ fn at_least_one<T: PartialOrd + From<u8>>(flag: &str, n: T) -> Result<T, String>
     }
 }
 
+/// The workloads `list` names (comma-separated names or families, see
+/// [`Work::selected_by`]), in the order of [`Work::ALL`].
+fn workloads(list: &str) -> Result<Vec<Work>, String> {
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    if let Some(unknown) = items
+        .iter()
+        .find(|item| !Work::ALL.iter().any(|w| w.selected_by(item)))
+    {
+        return Err(format!("--workloads: no workload {unknown:?}"));
+    }
+    Ok(Work::ALL
+        .into_iter()
+        .filter(|w| items.iter().any(|item| w.selected_by(item)))
+        .collect())
+}
+
 pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut options = Options {
         quick: false,
         reps: None,
         alt_timer: None,
         w6_tick_ms: DEFAULT_W6_TICK_MS,
+        workloads: None,
         child: None,
     };
     let mut tick_ms = None;
@@ -74,6 +98,10 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "--alt-timer" => options.alt_timer = Some(true),
             "--no-alt-timer" => options.alt_timer = Some(false),
             "--w6-tick-ms" => options.w6_tick_ms = at_least_one(arg, number(arg, it.next())?)?,
+            "--workloads" => {
+                let list = it.next().ok_or("--workloads needs a list")?;
+                options.workloads = Some(workloads(list)?);
+            }
             "--tick-ms" => tick_ms = Some(at_least_one(arg, number(arg, it.next())?)?),
             "--child" => {
                 let work = it.next().and_then(|w| Work::parse(w));
@@ -128,6 +156,30 @@ mod tests {
     }
 
     #[test]
+    fn workloads_by_name_and_family_in_run_order() {
+        use crate::systems::Busy;
+        assert!(parse(&args("")).unwrap().workloads.is_none());
+        let o = parse(&args("--workloads w12,w8mt,w8")).unwrap();
+        assert_eq!(
+            o.workloads.unwrap(),
+            [
+                Work::W8,
+                Work::W8Mt,
+                Work::W12(Busy::W1T100),
+                Work::W12(Busy::W1T1000),
+                Work::W12(Busy::W2T100),
+                Work::W12(Busy::W2T1000),
+            ]
+        );
+        // One configuration; `w1` is no family of `w1ct`/`w1mt` (no dash).
+        let o = parse(&args("--workloads w12-2x1000")).unwrap();
+        assert_eq!(o.workloads.unwrap(), [Work::W12(Busy::W2T1000)]);
+        assert!(parse(&args("--workloads w1")).is_err());
+        assert!(parse(&args("--workloads w12,w99")).is_err());
+        assert!(parse(&args("--workloads")).is_err());
+    }
+
+    #[test]
     fn child_flags() {
         let o = parse(&args("--child w6 tickwheel --tick-ms 1 --quick")).unwrap();
         let child = o.child.unwrap();
@@ -148,6 +200,15 @@ mod tests {
             .unwrap();
         assert_eq!((child.work, child.sys), (Work::W8, Sys::Tickwheel));
         assert_eq!(child.tick_ms, Some(10));
+        let child = parse(&args("--child w12-1x1000 tickwheel"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert_eq!(
+            (child.work, child.sys),
+            (Work::W12(crate::systems::Busy::W1T1000), Sys::Tickwheel)
+        );
+        assert!(parse(&args("--child w12 tokio")).is_err());
         assert!(parse(&args("--child w9 tokio")).is_err());
         assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());
     }

@@ -163,6 +163,12 @@ mod tests {
             labels(Work::W8, true),
             ["tickwheel", "tickwheel tick 10 ms", "tokio"]
         );
+        // W8 on 2 workers and W12, the busy runtime: tickwheel's default
+        // timer against tokio's, nothing else.
+        assert_eq!(labels(Work::W8Mt, true), ["tickwheel", "tokio"]);
+        for busy in crate::systems::Busy::ALL {
+            assert_eq!(labels(Work::W12(busy), true), ["tickwheel", "tokio"]);
+        }
         // The delay queues: tickwheel's and tokio-util's (the `tokio` system),
         // on a current-thread runtime, where the alternative timer does not
         // apply.

@@ -59,6 +59,11 @@ pub enum Work {
     W7,
     /// A trickle of short sleeps on a current-thread runtime (`trickle.rs`).
     W8,
+    /// The same trickle on a 2-worker runtime.
+    W8Mt,
+    /// Sleeps of tasks on a runtime kept busy (`busy.rs`), in one of its
+    /// configurations.
+    W12(Busy),
     /// Delay queues (`delay_queue.rs`): 1M inserted then expired, insert+remove
     /// churn, insert+reset churn.
     Dq1,
@@ -67,7 +72,7 @@ pub enum Work {
 }
 
 impl Work {
-    pub const ALL: [Work; 12] = [
+    pub const ALL: [Work; 17] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -77,6 +82,11 @@ impl Work {
         Work::W6,
         Work::W7,
         Work::W8,
+        Work::W8Mt,
+        Work::W12(Busy::W1T100),
+        Work::W12(Busy::W1T1000),
+        Work::W12(Busy::W2T100),
+        Work::W12(Busy::W2T1000),
         Work::Dq1,
         Work::Dq2,
         Work::Dq3,
@@ -93,6 +103,8 @@ impl Work {
             Work::W6 => "w6",
             Work::W7 => "w7",
             Work::W8 => "w8",
+            Work::W8Mt => "w8mt",
+            Work::W12(busy) => busy.name(),
             Work::Dq1 => "dq1",
             Work::Dq2 => "dq2",
             Work::Dq3 => "dq3",
@@ -103,14 +115,71 @@ impl Work {
         Work::ALL.into_iter().find(|w| w.name() == name)
     }
 
+    /// Whether `--workloads` item `item` selects this workload: its name,
+    /// or the name of its family (`w12` for every `w12-*`).
+    pub fn selected_by(self, item: &str) -> bool {
+        let name = self.name();
+        name == item
+            || name
+                .strip_prefix(item)
+                .is_some_and(|rest| rest.starts_with('-'))
+    }
+
     pub fn systems(self) -> &'static [Sys] {
         match self {
             Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
             Work::W2 => &Sys::ALL,
-            Work::W7 | Work::W8 => &[Sys::Tickwheel, Sys::Tokio],
+            Work::W7 | Work::W8 | Work::W8Mt | Work::W12(_) => &[Sys::Tickwheel, Sys::Tokio],
             Work::Dq1 | Work::Dq2 | Work::Dq3 => &Sys::QUEUES,
             _ => &Sys::TIMERS,
         }
+    }
+}
+
+/// W12's configurations: worker threads x busy tasks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Busy {
+    W1T100,
+    W1T1000,
+    W2T100,
+    W2T1000,
+}
+
+impl Busy {
+    pub const ALL: [Busy; 4] = [Busy::W1T100, Busy::W1T1000, Busy::W2T100, Busy::W2T1000];
+
+    pub fn workers(self) -> usize {
+        match self {
+            Busy::W1T100 | Busy::W1T1000 => 1,
+            Busy::W2T100 | Busy::W2T1000 => 2,
+        }
+    }
+
+    pub fn tasks(self) -> usize {
+        match self {
+            Busy::W1T100 | Busy::W2T100 => 100,
+            Busy::W1T1000 | Busy::W2T1000 => 1_000,
+        }
+    }
+
+    /// The workload's name on the command line: `w12-<workers>x<tasks>`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Busy::W1T100 => "w12-1x100",
+            Busy::W1T1000 => "w12-1x1000",
+            Busy::W2T100 => "w12-2x100",
+            Busy::W2T1000 => "w12-2x1000",
+        }
+    }
+
+    /// As the report names it.
+    pub fn label(self) -> String {
+        let workers = self.workers();
+        format!(
+            "{workers} worker{}, {} tasks",
+            if workers == 1 { "" } else { "s" },
+            self.tasks()
+        )
     }
 }
 
@@ -135,6 +204,8 @@ pub struct Sizes {
     pub w7_resets: usize,
     /// How long W8 registers a sleep every millisecond.
     pub trickle: Duration,
+    /// How long each W12 child keeps its runtime busy.
+    pub busy: Duration,
     /// Child processes per (workload, system), unless `--reps` says otherwise.
     pub reps: usize,
 }
@@ -151,6 +222,7 @@ pub const FULL: Sizes = Sizes {
     w7_sleeps: 100_000,
     w7_resets: 1_000_000,
     trickle: Duration::from_secs(3),
+    busy: Duration::from_secs(3),
     reps: 5,
 };
 
@@ -167,6 +239,9 @@ pub const QUICK: Sizes = Sizes {
     w7_sleeps: 20_000,
     w7_resets: 100_000,
     trickle: Duration::from_millis(500),
+    // Eight W12 children per repetition: 0.3 s each keeps them under 5 s
+    // of a quick run.
+    busy: Duration::from_millis(300),
     reps: 2,
 };
 

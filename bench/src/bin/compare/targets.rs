@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use crate::report::{fmt_opt, fmt_spread, ratio};
 use crate::results::{paired, PerRep, Results, Spread};
 use crate::runs::Variant;
-use crate::systems::{Sys, Work};
+use crate::systems::{Busy, Sys, Work};
 
 /// The ratios to tokio's medians (tokio's figure of the same repetition for
 /// W1 on 2 workers) that the targets ask of tickwheel's, at most; the report
@@ -26,6 +26,13 @@ pub const W6_P99_MAX: f64 = 0.75;
 pub const W7_MAX: f64 = 0.35;
 /// W6's median p50 at the default tick, at most.
 pub const W6_P50_MAX_MS: f64 = 1.5;
+/// W8's lateness p99 against tokio's (medians), on either runtime, at most.
+pub const W8_P99_MAX: f64 = 1.1;
+/// W12, per configuration: lateness p50 and p99 against tokio's (medians),
+/// at most, and driver wake-ups per busy tick (median), at least.
+pub const W12_P50_MAX: f64 = 1.25;
+pub const W12_P99_MAX: f64 = 1.0;
+pub const W12_WAKEUPS_MIN: f64 = 0.95;
 /// W8's CPU seconds are shown to 0.1 ms: a `--quick` run takes about 15 ms.
 pub const W8_CPU_DIGITS: usize = 4;
 
@@ -253,6 +260,7 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     });
 
     out.push(lateness(r));
+    out.push(lateness_p50_against_tokio(r));
     out.push(lateness_for_comparison(r, w6_tick_ms));
 
     let tokio_alt = r.spread(Work::W7, Sys::Tokio, Variant::AltTimer, "ns_per_reset");
@@ -269,7 +277,20 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
 
     out.push(trickle(r));
     out.push(trickle_for_comparison(r, w6_tick_ms));
+    for work in [Work::W8, Work::W8Mt] {
+        out.push(trickle_lateness(r, work));
+    }
+    for busy in Busy::ALL {
+        out.push(busy_runtime(r, busy));
+    }
     out
+}
+
+/// All of `parts` met (`None` if any cannot be judged).
+fn all_of(parts: impl IntoIterator<Item = Option<bool>>) -> Option<bool> {
+    parts
+        .into_iter()
+        .try_fold(true, |all, one| Some(all && one?))
 }
 
 /// The alternative timer's figure, where it was measured.
@@ -290,13 +311,11 @@ fn lateness(r: &Results) -> Target {
     let p50 = r.spread(Work::W6, tw, plain, "p50_ms");
     let early = r.per_rep(Work::W6, tw, plain, "early");
     let x = ratio(median(p99), median(tokio_p99));
-    let met = [
+    let met = all_of([
         x.map(|x| x <= W6_P99_MAX),
         median(p50).map(|p| p <= W6_P50_MAX_MS),
         every_rep(&early, r.reps, |e| e == 0.0),
-    ]
-    .into_iter()
-    .try_fold(true, |all, one| Some(all && one?));
+    ]);
     Target {
         name: "W6 lateness, 1M pending, default tick".into(),
         rule: format!(
@@ -313,6 +332,27 @@ fn lateness(r: &Results) -> Target {
             fmt_spread(p50, 2),
             fmt_spread(Spread::of(early.values().copied()), 0),
             fmt_opt(median(r.spread(Work::W6, tw, plain, "tick_ms")), 0)
+        ),
+    }
+}
+
+/// W6 at tickwheel's default tick: median p50 at most tokio's median p50
+/// (issue "On time under load"), beside the p99 target above.
+fn lateness_p50_against_tokio(r: &Results) -> Target {
+    let plain = Variant::Plain;
+    let p50 = r.spread(Work::W6, Sys::Tickwheel, plain, "p50_ms");
+    let tokio_p50 = r.spread(Work::W6, Sys::Tokio, plain, "p50_ms");
+    let x = ratio(median(p50), median(tokio_p50));
+    Target {
+        name: "W6 lateness p50 against tokio's".into(),
+        rule: "p50 <= tokio's p50 (medians)".into(),
+        met: median(p50).zip(median(tokio_p50)).map(|(t, k)| t <= k),
+        judged: true,
+        detail: format!(
+            "p50 {} ms, tokio {} ms: {}x",
+            fmt_spread(p50, 2),
+            fmt_spread(tokio_p50, 2),
+            fmt_opt(x, 2)
         ),
     }
 }
@@ -388,6 +428,89 @@ fn trickle_for_comparison(r: &Results, tick_ms: u32) -> Target {
             fmt_spread(Spread::of(early.values().copied()), 0),
             fmt_spread(r.spread(Work::W8, tw, variant, "wakeups_per_s"), 0),
             fmt_opt(median(r.spread(Work::W8, tw, variant, "tick_ms")), 0)
+        ),
+    }
+}
+
+/// W8's lateness on `work`'s runtime (current-thread or 2 workers) at
+/// tickwheel's default tick: median p99 at most `W8_P99_MAX` x tokio's
+/// median p99; no sleep early in any repetition (the current-thread
+/// runtime's early count is judged with its CPU above).
+fn trickle_lateness(r: &Results, work: Work) -> Target {
+    let plain = Variant::Plain;
+    let figure = |sys, key| r.spread(work, sys, plain, key);
+    let p99 = figure(Sys::Tickwheel, "late_p99_ms");
+    let tokio_p99 = figure(Sys::Tokio, "late_p99_ms");
+    let early = r.per_rep(work, Sys::Tickwheel, plain, "early");
+    let x = ratio(median(p99), median(tokio_p99));
+    let runtime = if work == Work::W8Mt {
+        "2 workers"
+    } else {
+        "current-thread"
+    };
+    Target {
+        name: format!("W8 trickle lateness, {runtime}"),
+        rule: format!("p99 <= {W8_P99_MAX} x tokio's p99 (medians); 0 early in every repetition"),
+        met: all_of([
+            x.map(|x| x <= W8_P99_MAX),
+            every_rep(&early, r.reps, |e| e == 0.0),
+        ]),
+        judged: true,
+        detail: format!(
+            "p99 {} ms, tokio {} ms: {}x; p50 {} ms, tokio {} ms; early {}",
+            fmt_spread(p99, 2),
+            fmt_spread(tokio_p99, 2),
+            fmt_opt(x, 2),
+            fmt_spread(figure(Sys::Tickwheel, "late_p50_ms"), 2),
+            fmt_spread(figure(Sys::Tokio, "late_p50_ms"), 2),
+            fmt_spread(Spread::of(early.values().copied()), 0),
+        ),
+    }
+}
+
+/// W12 in configuration `busy`: tickwheel's median lateness p50 at most
+/// `W12_P50_MAX` x tokio's and p99 at most `W12_P99_MAX` x tokio's, its
+/// driver's median wake-ups per busy tick at least `W12_WAKEUPS_MIN`, and
+/// no sleep early in any repetition.
+fn busy_runtime(r: &Results, busy: Busy) -> Target {
+    let (work, plain) = (Work::W12(busy), Variant::Plain);
+    let figure = |sys, key| r.spread(work, sys, plain, key);
+    let (p50, tokio_p50) = (
+        figure(Sys::Tickwheel, "late_p50_ms"),
+        figure(Sys::Tokio, "late_p50_ms"),
+    );
+    let (p99, tokio_p99) = (
+        figure(Sys::Tickwheel, "late_p99_ms"),
+        figure(Sys::Tokio, "late_p99_ms"),
+    );
+    let wakeups = figure(Sys::Tickwheel, "wakeups_per_busy_tick");
+    let early = r.per_rep(work, Sys::Tickwheel, plain, "early");
+    let x50 = ratio(median(p50), median(tokio_p50));
+    let x99 = ratio(median(p99), median(tokio_p99));
+    Target {
+        name: format!("W12 busy runtime, {}", busy.label()),
+        rule: format!(
+            "p50 <= {W12_P50_MAX} x tokio's, p99 <= {W12_P99_MAX} x tokio's, \
+             wake-ups per busy tick >= {W12_WAKEUPS_MIN} (medians); 0 early in every repetition"
+        ),
+        met: all_of([
+            x50.map(|x| x <= W12_P50_MAX),
+            x99.map(|x| x <= W12_P99_MAX),
+            median(wakeups).map(|w| w >= W12_WAKEUPS_MIN),
+            every_rep(&early, r.reps, |e| e == 0.0),
+        ]),
+        judged: true,
+        detail: format!(
+            "p50 {} ms, tokio {} ms: {}x; p99 {} ms, tokio {} ms: {}x; \
+             {} wake-ups per busy tick; early {}",
+            fmt_spread(p50, 2),
+            fmt_spread(tokio_p50, 2),
+            fmt_opt(x50, 2),
+            fmt_spread(p99, 2),
+            fmt_spread(tokio_p99, 2),
+            fmt_opt(x99, 2),
+            fmt_spread(wakeups, 2),
+            fmt_spread(Spread::of(early.values().copied()), 0),
         ),
     }
 }

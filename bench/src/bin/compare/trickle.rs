@@ -1,19 +1,23 @@
 //! W8, a trickle of timers: what a timer costs a lightly loaded service, one
 //! with a request or so per millisecond, each request setting a short
-//! timeout. On a current-thread runtime one task registers a sleep every
-//! millisecond for 3 s (0.5 s with `--quick`), each of a pseudo-random
-//! 1-50 ms (the same sequence for every system) and each awaited by a task
-//! of its own, so every sleep really fires. The child reports the process's
-//! CPU time from the first registration to the last fire, the sleeps fired
-//! (all of them, or the child fails) and how many completed before their
-//! deadline by `tokio::time::Instant` (none may), their lateness, and for
-//! tickwheel its driver's wake-ups (`Stats::wakeups`), the ticks its clock
-//! advanced and the busy ticks (ticks with a sleep due), per second of the
-//! run. tickwheel runs at its default tick (1 ms) and, as for W6, at the
-//! second tick (`--w6-tick-ms`, 10 ms: the default before), against
-//! `tokio::time`. `--child w8 floor` (by hand, not in the run plan) runs
-//! the same pacing and tasks with nothing to sleep on: the share of the CPU
-//! figure that is not the timers'.
+//! timeout, and whether its sleeps are as timely as tokio's there. On a
+//! current-thread runtime (`w8`), and on a 2-worker runtime (`w8mt`), one
+//! task registers a sleep every millisecond for 3 s (0.5 s with `--quick`),
+//! each of a pseudo-random 1-50 ms (the same sequence for every system) and
+//! each awaited by a task of its own, so every sleep really fires. The
+//! child reports the process's CPU time from the first registration to the
+//! last fire, the sleeps fired (all of them, or the child fails) and how
+//! many completed before their deadline by `tokio::time::Instant` (none
+//! may), their lateness (p50 / p90 / p99: the time the awaiting task
+//! resumed less the deadline, so the run-queue wait is in it, as a user
+//! sees it), and for tickwheel its driver's wake-ups (`Stats::wakeups`),
+//! the ticks its clock advanced and the busy ticks (ticks with a sleep
+//! due), per second of the run. tickwheel runs at its default tick (1 ms)
+//! and, on the current-thread runtime, as for W6, at the second tick
+//! (`--w6-tick-ms`, 10 ms: the default before), against `tokio::time`.
+//! `--child w8 floor` (by hand, not in the run plan) runs the same pacing
+//! and tasks with nothing to sleep on: the share of the CPU figure that is
+//! not the timers'.
 //!
 //! # Pacing
 //!
@@ -108,7 +112,7 @@ fn sleep_until(sys: Sys, timer: Option<&tickwheel::Timer>, deadline: Instant) ->
 
 /// The tick (counted from `grid`, a tick boundary) in which a sleep due at
 /// `deadline` fires: deadlines round up to the next boundary.
-fn fire_tick(deadline: Instant, grid: Instant, tick: Duration) -> i128 {
+pub fn fire_tick(deadline: Instant, grid: Instant, tick: Duration) -> i128 {
     let offset = if deadline >= grid {
         (deadline - grid).as_nanos() as i128
     } else {
@@ -118,8 +122,14 @@ fn fire_tick(deadline: Instant, grid: Instant, tick: Duration) -> i128 {
     -(-offset).div_euclid(tick)
 }
 
-pub fn run_w8(sys: Sys, sizes: Sizes, out: &mut Figures) {
-    let rt = current_thread();
+/// W8 on a current-thread runtime, or (`two_workers`, W8 on 2 workers) on
+/// a 2-worker one.
+pub fn run_w8(sys: Sys, sizes: Sizes, two_workers: bool, out: &mut Figures) {
+    let rt = if two_workers {
+        tickwheel_bench::two_workers()
+    } else {
+        current_thread()
+    };
     let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
     let n = (sizes.trickle.as_nanos() / PERIOD.as_nanos()) as usize;
     let shared = Arc::new(Shared {
@@ -178,6 +188,7 @@ pub fn run_w8(sys: Sys, sizes: Sizes, out: &mut Figures) {
         let late = Lateness::from_atomics(&shared.late_ns);
         emit(out, "early", late.early() as f64);
         emit(out, "late_p50_ms", late.ms_at(0.50));
+        emit(out, "late_p90_ms", late.ms_at(0.90));
         emit(out, "late_p99_ms", late.ms_at(0.99));
     }
     if let (Some(timer), Some(before)) = (&timer, stats_before) {
