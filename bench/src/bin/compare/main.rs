@@ -1,16 +1,22 @@
-//! Every workload of the comparison (W1-W8), for tickwheel, `tokio::time`,
+//! Every workload of the comparison (W1-W8, W12), for tickwheel, `tokio::time`,
 //! tokio's alternative timer (multi-thread workloads) and `pingora-timeout`,
 //! and the delay-queue workloads (DQ1-DQ3, tickwheel's `DelayQueue` against
 //! tokio-util's), in one run: a table of absolute figures (min / median /
 //! max over the repetitions) and ratios of the medians to `tokio::time`'s
-//! (tokio-util's for the delay queues), W8's own small table, a MET/MISSED
+//! (tokio-util's for the delay queues), W8's and W12's own tables, a MET/MISSED
 //! line per target, and the W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
 //! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
 //! cargo run --release -p tickwheel-bench -- --quick # smaller sizes, 2 repetitions: development and CI
-//! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms)
+//! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms, --workloads)
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
 //! ```
+//!
+//! `--workloads` runs only the workloads it names (comma-separated, as
+//! `--child` names them, or `w12` for W12's four configurations); the
+//! targets of the others say NO DATA, and the charts of the last full run
+//! are left as they are.
 //!
 //! Each (workload, system) pair runs in its own child process (this binary
 //! re-executed with `--child <workload> <system>`), so one system's threads,
@@ -60,12 +66,26 @@
 //!   30 s on every "message", messages spread over them at random, by 2
 //!   tasks on 2 workers (tickwheel and tokio only). Best of several rounds,
 //!   ns per reset.
-//! - W8 a trickle: on a current-thread runtime, a sleep of 1-50 ms
+//! - W8 a trickle: on a current-thread runtime (`w8`), a sleep of 1-50 ms
 //!   registered every millisecond for 3 s (0.5 s with `--quick`), each
 //!   awaited by its own task (tickwheel, at its default tick and at 10 ms,
-//!   and tokio): process CPU time, sleeps fired and early, tickwheel's
-//!   driver wake-ups per second. What the 1 ms default costs a lightly
-//!   loaded service; see `trickle` for how it is paced.
+//!   and tokio): process CPU time, sleeps fired and early, lateness p50 /
+//!   p90 / p99 (the awaiting task's resumption less the deadline),
+//!   tickwheel's driver wake-ups per second. The same on a 2-worker runtime
+//!   (`w8mt`, tickwheel at its default tick and tokio). What the 1 ms
+//!   default costs a lightly loaded service, and whether its sleeps are as
+//!   timely as tokio's there; see `trickle` for how it is paced.
+//! - W12 a busy runtime (issue "On time under load"): a multi-thread
+//!   runtime of 1 or 2 workers kept busy by 100 or 1,000 tasks, each looping
+//!   on `yield_now().await` plus 5 us of work, every tenth round sleeping a
+//!   pseudo-random 0.1-2 ms (`tokio::time::sleep` or `tickwheel::time::sleep`
+//!   on the runtime's default timer, the only line that differs) for 3 s
+//!   (0.3 s with `--quick`); a child per configuration (`w12-1x100`,
+//!   `w12-1x1000`, `w12-2x100`, `w12-2x1000`) and system. Lateness p50 /
+//!   p90 / p99 / max of the sleeps (the `.await`'s return less
+//!   `Instant::now() + d` at creation), sleeps and early ones, and for
+//!   tickwheel its driver's wake-ups per busy tick (a tick of the timer in
+//!   which some sleep's deadline fell); see `busy`.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
 //!   insert+remove churn and insert+reset churn (CPU per operation), with
@@ -79,7 +99,8 @@
 //! Files: `options` (the command line), `systems` (who and what is measured,
 //! at which sizes), `runs` (the children of one repetition, and running
 //! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads`, `resets` and `trickle` (W1 to W8, run in a child),
+//! `workloads`, `resets`, `trickle` and `busy` (W1 to W8 and W12, run in a
+//! child),
 //! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
 //! `measure` (the counting allocator, CPU time and context switches),
 //! `results` (figures by repetition, min / median / max), `report` (the
@@ -311,7 +332,30 @@ fn parent(options: &Options) -> ExitCode {
     for failure in &failures {
         println!("FAILED: {failure}");
     }
-    let _ = std::fs::create_dir_all(&target_dir);
+    // A run of a few workloads (`--workloads`) leaves the charts of the
+    // last full run as they are: its rows would be mostly empty.
+    if options.workloads.is_none() {
+        charts(&rows, &target_dir, reps, quick, &machine, &mut failures);
+    } else {
+        println!("charts: not drawn for a run of some workloads (--workloads)");
+    }
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The text and SVG charts of the W1-W7 ratios, in `target_dir`.
+fn charts(
+    rows: &[report::Row],
+    target_dir: &Path,
+    reps: usize,
+    quick: bool,
+    machine: &str,
+    failures: &mut Vec<String>,
+) {
+    let _ = std::fs::create_dir_all(target_dir);
     let caption = format!(
         "vs tokio::time, medians of {reps} repetitions{}: {}",
         if quick { ", --quick" } else { "" },
@@ -321,7 +365,7 @@ fn parent(options: &Options) -> ExitCode {
             .collect::<Vec<_>>()
             .join("; ")
     );
-    let text = chart::text_chart(&rows);
+    let text = chart::text_chart(rows);
     println!("{text}");
     let txt = target_dir.join("compare.txt");
     match std::fs::write(&txt, &text) {
@@ -329,16 +373,11 @@ fn parent(options: &Options) -> ExitCode {
         Err(e) => failures.push(format!("writing {}: {e}", txt.display())),
     }
     let svg = target_dir.join("compare.svg");
-    match chart::chart(&rows, &svg, &caption) {
+    match chart::chart(rows, &svg, &caption) {
         Ok(()) => println!("chart: {}", svg.display()),
         Err(e) => {
             println!("chart failed: {e}");
             failures.push(e);
         }
-    }
-    if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
     }
 }

@@ -1,12 +1,12 @@
 //! The parent's report: the table of figures (min / median / max over the
 //! repetitions) with the ratios of the medians to `tokio::time`'s, the W1
-//! 2-worker figures per repetition, W8's table, and the targets.
+//! 2-worker figures per repetition, W8's and W12's tables, and the targets.
 
 use std::fmt::Write as _;
 
 use crate::results::{paired, Results, Spread};
 use crate::runs::{Run, Variant};
-use crate::systems::{Sys, Work};
+use crate::systems::{Busy, Sys, Work};
 use crate::targets::{self, Target};
 
 pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -388,6 +388,7 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
     }
     s.push_str(&w1_mt_per_rep(r));
     s.push_str(&w8_table(r, notes.w6_tick_ms));
+    s.push_str(&w12_table(r));
     s.push_str(&targets::table(targets));
     s
 }
@@ -455,48 +456,129 @@ fn w8_table(r: &Results, tick_ms: u32) -> String {
     let _ = writeln!(
         s,
         "\nW8 trickle: {} sleeps of 1-50 ms, one registered every ms on a current-thread \
-         runtime (paced by a tokio interval, the same for every system), each awaited by a \
-         task of its own. CPU: the process's, from the first registration to the last fire; \
-         driver wake-ups: tickwheel's Stats::wakeups, per second and per busy tick (a tick \
-         with a sleep due).\n",
+         runtime and on 2 workers (paced by a tokio interval, the same for every system), \
+         each awaited by a task of its own. CPU: the process's, from the first registration \
+         to the last fire; driver wake-ups: tickwheel's Stats::wakeups, per second and per \
+         busy tick (a tick with a sleep due); lateness: the awaiting task's resumption less \
+         the deadline.\n",
         fmt_opt(registered.map(|s| s.median), 0)
     );
     let _ = writeln!(
         s,
         "| system | CPU s | CPU / tokio (medians) | driver wake-ups/s | wake-ups per busy tick \
-         | fired | early | lateness p99 ms |"
+         | fired | early | lateness p50 ms | p90 ms | p99 ms |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
-    let tokio_cpu = r.spread(Work::W8, Sys::Tokio, Variant::Plain, "cpu_s");
-    for (label, sys, variant) in [
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let default_tick = tickwheel::Builder::DEFAULT_TICK.as_millis();
+    for (work, label, sys, variant) in [
         (
-            format!(
-                "tickwheel, {} ms tick (default)",
-                tickwheel::Builder::DEFAULT_TICK.as_millis()
-            ),
+            Work::W8,
+            format!("current-thread: tickwheel, {default_tick} ms tick (default)"),
             Sys::Tickwheel,
             Variant::Plain,
         ),
         (
-            format!("tickwheel, {tick_ms} ms tick"),
+            Work::W8,
+            format!("current-thread: tickwheel, {tick_ms} ms tick"),
             Sys::Tickwheel,
             Variant::TickMs(tick_ms),
         ),
-        ("tokio::time".to_string(), Sys::Tokio, Variant::Plain),
+        (
+            Work::W8,
+            "current-thread: tokio::time".to_string(),
+            Sys::Tokio,
+            Variant::Plain,
+        ),
+        (
+            Work::W8Mt,
+            format!("2 workers: tickwheel, {default_tick} ms tick (default)"),
+            Sys::Tickwheel,
+            Variant::Plain,
+        ),
+        (
+            Work::W8Mt,
+            "2 workers: tokio::time".to_string(),
+            Sys::Tokio,
+            Variant::Plain,
+        ),
     ] {
-        let figure = |key| r.spread(Work::W8, sys, variant, key);
+        let figure = |key| r.spread(work, sys, variant, key);
         let cpu = figure("cpu_s");
+        let tokio_cpu = r.spread(work, Sys::Tokio, Variant::Plain, "cpu_s");
         let _ = writeln!(
             s,
-            "| {label} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             fmt_spread(cpu, targets::W8_CPU_DIGITS),
             fmt_opt(ratio(cpu.map(|c| c.median), tokio_cpu.map(|c| c.median)), 2),
             fmt_spread(figure("wakeups_per_s"), 0),
             fmt_spread(figure("wakeups_per_busy_tick"), 2),
             fmt_spread(figure("fired"), 0),
             fmt_spread(figure("early"), 0),
+            fmt_spread(figure("late_p50_ms"), 2),
+            fmt_spread(figure("late_p90_ms"), 2),
             fmt_spread(figure("late_p99_ms"), 2),
         );
+    }
+    s
+}
+
+/// W12, the busy runtime: per configuration, tickwheel's default timer and
+/// tokio's, each figure min / median / max over the repetitions.
+fn w12_table(r: &Results) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nW12 busy runtime: tasks looping on yield_now + 5 us of work, every tenth round a \
+         sleep of 0.1-2 ms (tokio::time::sleep or tickwheel::time::sleep on the runtime's \
+         default timer); lateness: the return of the sleep's .await less the deadline asked \
+         for (Instant::now() + d at its creation); early: returned before it. Busy tick: a \
+         tick of the timer holding some sleep's deadline; wake-ups: tickwheel's \
+         Stats::wakeups.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| configuration | system | sleeps | lateness p50 ms | p90 ms | p99 ms | max ms | \
+         p50 / tokio | p99 / tokio | early | driver wake-ups/s | busy ticks/s | \
+         wake-ups per busy tick |"
+    );
+    let _ = writeln!(
+        s,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for busy in Busy::ALL {
+        let work = Work::W12(busy);
+        for sys in [Sys::Tickwheel, Sys::Tokio] {
+            let figure = |sys, key| r.spread(work, sys, Variant::Plain, key);
+            let to_tokio = |key| {
+                if sys == Sys::Tokio {
+                    "-".to_string()
+                } else {
+                    let m = |sys| figure(sys, key).map(|s: Spread| s.median);
+                    fmt_opt(ratio(m(Sys::Tickwheel), m(Sys::Tokio)), 2)
+                }
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                busy.label(),
+                if sys == Sys::Tokio {
+                    "tokio::time"
+                } else {
+                    "tickwheel"
+                },
+                fmt_spread(figure(sys, "sleeps"), 0),
+                fmt_spread(figure(sys, "late_p50_ms"), 2),
+                fmt_spread(figure(sys, "late_p90_ms"), 2),
+                fmt_spread(figure(sys, "late_p99_ms"), 2),
+                fmt_spread(figure(sys, "late_max_ms"), 2),
+                to_tokio("late_p50_ms"),
+                to_tokio("late_p99_ms"),
+                fmt_spread(figure(sys, "early"), 0),
+                fmt_spread(figure(sys, "wakeups_per_s"), 0),
+                fmt_spread(figure(sys, "busy_ticks_per_s"), 0),
+                fmt_spread(figure(sys, "wakeups_per_busy_tick"), 2),
+            );
+        }
     }
     s
 }
