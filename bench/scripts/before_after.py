@@ -14,19 +14,28 @@ figure, the median of each build, tokio's, and after/before (above 1.05 is
 more than 5% slower). Lower is better for every figure it compares: ns and
 CPU per operation, bytes, lateness. W5 (an idle runtime for 5 s) is left out:
 it counts wake-ups, which the check in `cargo test` (idle.rs) pins at 0.
+
+`--workloads` takes names as `compare --child` does, or a family: `w12` is
+W12's four configurations (`w12-1x100` ...). A workload the base's
+`compare` does not know (its `--help` lists the names `--child` takes) runs
+from the working tree alone: its rows show `after` and `tokio`, marked
+"new: not at base", and no after/before.
 """
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
 
-WORKLOADS = ["w1ct", "w1mt", "w2", "w3", "w4", "w6", "w7", "dq1", "dq2", "dq3"]
+WORKLOADS = ["w1ct", "w1mt", "w2", "w3", "w4", "w6", "w7", "w8", "w8mt", "w12", "dq1", "dq2",
+             "dq3"]
 # The figures compared, all lower-is-better; the others a child prints are
 # sizes and settings (fired, tick_ms, parallelism...). `early` must stay 0.
 COMPARED = ("ns_per_op", "cpu_ns_per_op", "cpu_ns_per_op_random", "cpu_s", "bytes_per_timer",
             "entry_bytes_per_pending", "bytes_per_item", "register_ns", "register_ns_0",
-            "register_ns_1m", "insert_ns", "ns_per_reset", "p50_ms", "p99_ms", "early")
+            "register_ns_1m", "insert_ns", "ns_per_reset", "p50_ms", "p99_ms", "late_p50_ms",
+            "late_p99_ms", "early")
 
 
 def build(root, target_dir):
@@ -35,6 +44,29 @@ def build(root, target_dir):
         cwd=root, check=True, env={**os.environ, "CARGO_TARGET_DIR": target_dir},
     )
     return os.path.join(target_dir, "release", "compare")
+
+
+def known_workloads(binary):
+    """The workloads `binary --child` takes, from its usage text (`--child
+    <w1ct|w1mt|...>`); None if the text does not say."""
+    out = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60)
+    match = re.search(r"--child <([^>]*)>", out.stdout + out.stderr)
+    return match.group(1).split("|") if match else None
+
+
+def expand(items, known):
+    """Each item a workload name, or a family (`w12`: every `w12-...`), by
+    the names in `known`."""
+    names = []
+    for item in items:
+        family = [k for k in known if k.startswith(item + "-")]
+        if item in known:
+            names.append(item)
+        elif family:
+            names.extend(family)
+        else:
+            sys.exit(f"no workload {item!r} in {', '.join(known)}")
+    return names
 
 
 def child(binary, workload, system, quick):
@@ -68,12 +100,22 @@ def main():
                    capture_output=True)
     before = build(base_tree, os.path.join(root, "target", "before-after", "target"))
     after = build(root, os.path.join(root, "target"))
+    known_after = known_workloads(after)
+    if known_after is None:
+        sys.exit(f"{after} --help does not list its workloads")
+    workloads = expand([w.strip() for w in opts.workloads.split(",")], known_after)
+    # A base that does not list them predates none of the workloads it runs.
+    at_base = known_workloads(before) or workloads
+    new = [w for w in workloads if w not in at_base]
+    if new:
+        print(f"not at base, run from the working tree only: {', '.join(new)}", file=sys.stderr)
     runs = {}
     for rep in range(opts.reps):
-        for workload in opts.workloads.split(","):
+        for workload in workloads:
             systems = ["tickwheel", "ambient"] if workload == "w2" else ["tickwheel"]
+            builds = (("after", after),) if workload in new else (("before", before), ("after", after))
             for system in systems:
-                for label, binary in (("before", before), ("after", after)):
+                for label, binary in builds:
                     figures = child(binary, workload, system, opts.quick)
                     for key, value in figures.items():
                         runs.setdefault((workload, system, key), {}).setdefault(label, []).append(value)
@@ -85,10 +127,13 @@ def main():
     for (workload, system, key), by in sorted(runs.items()):
         if system == "tokio" or key not in COMPARED:
             continue
-        b = statistics.median(by["before"])
         a = statistics.median(by["after"])
         t = runs.get((workload, "tokio", key), {}).get("tokio")
         t = f"{statistics.median(t):12.2f}" if t else f"{'':>12}"
+        if "before" not in by:
+            print(f"{workload:8} {system:9} {key:28} {'-':>12} {a:12.2f} {t}  new: not at base")
+            continue
+        b = statistics.median(by["before"])
         if key == "early":
             print(f"{workload:8} {system:9} {key:28} {b:12.0f} {a:12.0f}")
             continue
