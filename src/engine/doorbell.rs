@@ -1,12 +1,13 @@
 //! [`Doorbell`]: how the driver's hook, which runs inside tokio's timer
-//! processing on whatever thread processes timers, tells the driver task that
-//! its tokio sleep fired, so the task re-arms it.
+//! processing on whatever thread processes timers, asks the driver task to
+//! run a pass: when it found one under way, or found work only the task can
+//! do (the timer shut down, or ready to retire).
 //!
 //! The flag and the task's waker sit under one lock: a ring either finds the
 //! waker (and wakes the task, outside the lock) or is seen by the task's next
 //! look. No ring is lost whatever the interleaving (the loom model
-//! `loom_doorbell_never_loses_a_ring` checks every one). Both sides use it
-//! once per driver wake-up, never per timer.
+//! `loom_doorbell_never_loses_a_ring` checks every one). Neither side uses it per
+//! timer, and the hook rings only when it could not finish a pass itself.
 
 use std::sync::PoisonError;
 use std::task::{Context, Poll, Waker};
@@ -43,18 +44,6 @@ impl Doorbell {
         if let Some(task) = task {
             task.wake();
         }
-    }
-
-    /// Forgets a ring the task has not looked at. The task calls it just
-    /// before it re-arms its tokio sleep: a ring from before then (the hook
-    /// fired while the task was woken by a notice instead) is about a sleep
-    /// the task is replacing, and taken for the new sleep's it would make
-    /// the task think its new deadline had come.
-    pub(crate) fn clear(&self) {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .rung = false;
     }
 
     /// `Ready` once rung since the last `Ready`; otherwise the task in `cx`

@@ -1,77 +1,65 @@
 //! The driver: what advances every shard's wheel, and the one task that
 //! keeps it going.
 //!
-//! The driver task sleeps on a `tokio::time::Sleep` armed for the next busy
-//! tick, and parks on a `Notify` when nothing can come due: an idle timer
-//! costs no wake-ups at all. A registration earlier than the driver's target
-//! notifies it (see `shared.rs` for that handshake).
+//! The driver arms one `tokio::time::Sleep` (its [`Alarm`]) for the next
+//! busy tick, and holds none when nothing can come due: an idle timer costs
+//! no wake-ups at all. A registration earlier than the driver's target
+//! notifies the task, which re-arms (see `shared.rs` for that handshake).
 //!
-//! # Firing inside tokio's timer processing
+//! # Moving when tokio's clock does
 //!
-//! The tokio sleep is polled with a waker of the driver's own (the *hook*),
-//! not the task's. When tokio's time driver fires it, the hook processes
-//! every due tick right there, before tokio's processing returns: wheel
-//! sleeps are woken in the same pass as tokio's own sleeps due at that
-//! moment, so after `tokio::time::advance(d).await` (which returns once
-//! tokio has processed its timers) every wheel sleep due by then has been
-//! woken, exactly as every `tokio::time::Sleep` has. The hook then wakes the
-//! task, which re-arms the tokio sleep for the next busy tick. Either may
-//! scan; a mutex keeps one scan at a time, and each reads the clock when it
-//! holds it, so nothing is processed on a stale reading.
+//! The alarm is polled with a waker of the driver's own (the *hook*), not
+//! the task's. When tokio's time driver fires it, the hook runs a whole pass
+//! right there, before tokio's processing returns: it processes every due
+//! tick, wakes their tasks, and arms the alarm for the next busy tick. So the
+//! wheel advances in the same pass that fires tokio's own sleeps due at that
+//! moment, tick after tick, whether or not the driver task can get a turn:
+//! on a runtime whose run queue is full, tokio still processes its timers
+//! every few dozen task polls (`event_interval`) and whenever a worker parks,
+//! and the wheel moves with it. After `tokio::time::advance(d).await` (which
+//! returns once tokio has processed its timers) every wheel sleep due by
+//! then has been woken, exactly as every `tokio::time::Sleep` has.
 //!
-//! # Meeting tokio's millisecond grid
+//! A registration earlier than the driver's target does not wait for the
+//! task either: it runs a pass through the hook on its own thread (see
+//! `shared.rs`), so the alarm is re-armed for it at once. The task runs a
+//! pass when it starts and when a notice comes (a shutdown, the last handle
+//! gone, a cancel that may let an orphaned driver retire), and ends when a
+//! pass finds the timer shut down or ready to retire.
 //!
-//! tokio fires a sleep once its clock has passed the millisecond boundary at
-//! or after the deadline (counted from the runtime's start), while the
-//! wheel's ticks count from the timer's origin, which need not lie on that
-//! grid. On a runtime whose clock tests can pause (current-thread), the
-//! driver first arms for the millisecond *before* the tick boundary: tokio
-//! then fires it at the first processing at or after the boundary's
-//! millisecond, which on a paused clock is the first instant it can reach at
-//! or after the boundary. If that was still short of the boundary, it arms
-//! for the boundary itself, which tokio never fires early. So a wheel sleep
-//! is never later than `tokio::time::sleep_until` of its tick boundary, and
-//! never early.
+//! # One pass at a time, and none lost
 //!
-//! The early arm is used at most once per boundary. When tokio has already
-//! processed the millisecond before the boundary (a boundary off the grid,
-//! less than a millisecond ahead), that arm fires at once, without the
-//! clock moving; armed early again it would fire again, and on a paused
-//! clock the driver would never return. And before it re-arms, the task
-//! forgets any ring of the hook it has not looked at: that ring was about
-//! the sleep being replaced, and taken for the new arm's it would make an
-//! early arm look spent before tokio reached it (the second of two sleeps
-//! in a row a whole tick late). With both, the loop ends whatever the tick
-//! and the origin: an exact arm fires only once the clock has reached its
-//! boundary, and the scan then moves the boundary on.
+//! A [`PassLock`] keeps one pass at a time, and nobody waits for it: a pass
+//! asked for while another runs is run by that pass's thread before it lets
+//! go. So the hook never blocks inside tokio's timer processing, and a waker
+//! that registers a sleep from inside a pass only leaves a request that the
+//! same thread then runs. Each pass reads the clock once it holds the lock,
+//! so nothing is processed on a stale reading.
 //!
 //! The driver never runs user code except `Waker::wake`; a waker that panics
 //! is counted and skipped. When the task ends for any reason, including the
-//! runtime dropping it at shutdown, a guard shuts the timer down so that every
-//! waiting task is woken instead of waiting forever.
+//! runtime dropping it at shutdown, a guard retires the alarm and another
+//! shuts the timer down, so that every waiting task is woken instead of
+//! waiting forever.
 
 use std::future::{poll_fn, Future};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Wake, Waker};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::task::{Wake, Waker};
 use std::time::Duration;
 
-use tokio::runtime::RuntimeFlavor;
-use tokio::time::Instant;
-
+use crate::engine::alarm::{Alarm, Arming};
 use crate::engine::doorbell::Doorbell;
+use crate::engine::pass_lock::PassLock;
 use crate::engine::shard::WAKE_BATCH;
+use crate::engine::shared::Kick;
 use crate::engine::state::Inner;
 use crate::engine::trace::{debug, trace};
 
 /// How often an orphaned driver (no `Timer` handle left, nothing registered,
 /// but some unpolled sleep still alive) checks whether it may retire.
 const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
-
-/// Just under tokio's timer resolution: arming this much before a tick
-/// boundary makes tokio fire at the millisecond of the boundary itself.
-const TOKIO_ROUNDING: Duration = Duration::from_nanos(999_999);
 
 /// Shuts the timer down when the driver ends, however it ends.
 struct ShutDownOnExit(Arc<Inner>);
@@ -83,16 +71,35 @@ impl Drop for ShutDownOnExit {
     }
 }
 
+/// Retires the alarm when the task ends, however it ends (see `alarm.rs`).
+struct RetireOnExit(Arc<Driver>);
+
+impl Drop for RetireOnExit {
+    fn drop(&mut self) {
+        self.0.pass.lock().alarm.retire();
+    }
+}
+
+/// What one pass needs, behind the lock that keeps one pass at a time.
+struct PassState {
+    /// The wakers a scan collects, woken outside the shard locks.
+    buffer: Vec<Waker>,
+    alarm: Alarm,
+    /// Set by the pass that found the task must end (`Retire` or `Off`).
+    stop: Option<Pass>,
+}
+
 /// What the driver task and the hook share.
 struct Driver {
     inner: Arc<Inner>,
-    /// One scan at a time; holds the waker buffer that scan fills.
-    scan: Mutex<Vec<Waker>>,
-    /// Rung by the hook after it fired, to make the task re-arm.
+    pass: PassLock<PassState>,
+    /// A whole pass is wanted (the alarm fired, or the task asks).
+    scan_wanted: AtomicBool,
+    /// The earliest tick a registration asked the alarm to be armed for
+    /// (`u64::MAX`: none).
+    arm_wanted: AtomicU64,
+    /// Rung when a pass found that the task must end.
     doorbell: Doorbell,
-    /// Set by the hook when it found a scan under way and left the work to
-    /// the task's next pass.
-    missed: AtomicBool,
 }
 
 /// Where the driver stands after a scan.
@@ -105,20 +112,128 @@ enum Next {
     Nothing { pending: usize },
 }
 
+/// What a pass left the driver waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// The alarm is armed for the next busy tick (or the orphan recheck).
+    Armed,
+    /// Nothing can come due: no alarm, wait for a notice.
+    Parked,
+    /// No handle, nothing registered and no sleep alive: the task may end.
+    Retire,
+    /// The timer is shut down, or the alarm retired: the task ends.
+    Off,
+}
+
 impl Driver {
     /// Processes every tick due by now on every shard, wakes their tasks
-    /// (outside the shard locks) and publishes the driver's next target.
+    /// (outside the shard locks), publishes the driver's next target and
+    /// arms the alarm for it, with `hook` as the alarm's waker.
     ///
-    /// `wake_up` says whether this pass is a driver wake-up (the tokio sleep
-    /// fired, or a notice came), rather than the task starting or re-arming
-    /// after one: only wake-ups, and passes that fire timers, are counted in
+    /// `wake_up` says whether this pass is a driver wake-up (the alarm
+    /// fired, or a notice came), rather than the task starting: only
+    /// wake-ups, and scans that fire timers, are counted in
     /// `Stats::wakeups` and traced.
-    fn scan(&self, wake_up: bool) -> Next {
-        let mut buffer = self.scan.lock().unwrap_or_else(PoisonError::into_inner);
-        self.scan_locked(&mut buffer, wake_up)
+    fn pass(&self, state: &mut PassState, hook: &Waker, mut wake_up: bool) -> Pass {
+        let inner = &*self.inner;
+        let shared = &inner.shared;
+        loop {
+            if shared.is_shutdown() {
+                state.alarm.disarm();
+                return Pass::Off;
+            }
+            let boundary = match self.scan(&mut state.buffer, wake_up) {
+                Next::Tick(tick) => shared.clock.tick_instant(tick),
+                Next::Nothing { pending: 0 } if shared.is_orphaned() => {
+                    if inner.no_sleeps_alive() {
+                        state.alarm.disarm();
+                        return Pass::Retire;
+                    }
+                    Some(shared.now() + ORPHAN_RECHECK)
+                }
+                Next::Nothing { .. } => None,
+            };
+            let Some(boundary) = boundary else {
+                state.alarm.disarm();
+                return Pass::Parked;
+            };
+            match state.alarm.arm(boundary, hook) {
+                Arming::Waiting => return Pass::Armed,
+                Arming::Due => wake_up = false, // already due: scan again
+                Arming::Off => return Pass::Off,
+            }
+        }
     }
 
-    fn scan_locked(&self, buffer: &mut Vec<Waker>, wake_up: bool) -> Next {
+    /// Asks for a whole pass: run here and now, or by the thread whose pass
+    /// is under way (see `pass_lock.rs`). `wake_up` says whether it is a
+    /// wake-up (all but the task's first pass are).
+    fn request_pass(&self, hook: &Waker, wake_up: bool) {
+        self.scan_wanted.store(true, Ordering::SeqCst);
+        self.run_requests(hook, wake_up);
+    }
+
+    /// Asks for the alarm to be armed no later than `tick`'s boundary (a
+    /// registration earlier than the target). Unlike a pass, this locks no
+    /// shard: a registering thread never waits for another shard's lock.
+    fn request_arm(&self, tick: u64, hook: &Waker) {
+        self.arm_wanted.fetch_min(tick, Ordering::SeqCst);
+        self.run_requests(hook, true);
+    }
+
+    fn run_requests(&self, hook: &Waker, mut wake_up: bool) {
+        let mut ring = false;
+        self.pass.request(|state| {
+            if state.stop.is_some() {
+                return ControlFlow::Break(());
+            }
+            let pass = if self.scan_wanted.swap(false, Ordering::SeqCst) {
+                // A pass scans after this: it sees every entry whose tick
+                // was asked for so far.
+                self.arm_wanted.store(u64::MAX, Ordering::SeqCst);
+                self.pass(state, hook, wake_up)
+            } else {
+                match self.arm_wanted.swap(u64::MAX, Ordering::SeqCst) {
+                    u64::MAX => return ControlFlow::Continue(()),
+                    tick => self.arm_for(state, tick, hook),
+                }
+            };
+            wake_up = true;
+            if matches!(pass, Pass::Retire | Pass::Off) {
+                state.stop = Some(pass);
+                ring = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        });
+        if ring {
+            self.doorbell.ring();
+        }
+    }
+
+    /// Moves the alarm to `tick`'s boundary if it would wake later, without
+    /// a scan; a whole pass if that tick is due already.
+    fn arm_for(&self, state: &mut PassState, tick: u64, hook: &Waker) -> Pass {
+        let shared = &self.inner.shared;
+        if shared.is_shutdown() {
+            state.alarm.disarm();
+            return Pass::Off;
+        }
+        let Some(boundary) = shared.clock.tick_instant(tick) else {
+            return Pass::Armed; // no clock reaches it: nothing to arm
+        };
+        if state.alarm.wakes_by(boundary) {
+            return Pass::Armed;
+        }
+        trace!("driver re-armed", next_tick = tick);
+        match state.alarm.arm(boundary, hook) {
+            Arming::Waiting => Pass::Armed,
+            Arming::Due => self.pass(state, hook, true),
+            Arming::Off => Pass::Off,
+        }
+    }
+
+    fn scan(&self, buffer: &mut Vec<Waker>, wake_up: bool) -> Next {
         let inner = &*self.inner;
         let shared = &inner.shared;
         shared.look_for_pause();
@@ -156,9 +271,13 @@ impl Driver {
     }
 }
 
-/// The driver's waker for its tokio sleep: woken by tokio's time driver, it
-/// processes the wheel on the spot (see the module docs).
-struct Hook(Arc<Driver>);
+/// The driver's hook: the alarm's waker, woken by tokio's time driver. It
+/// runs a pass on the spot (see the module docs).
+///
+/// It holds the driver weakly, as the registrations' way in does: the
+/// alarm's tokio sleep holds the hook, and the timer's shared state the way
+/// in, while the driver holds both.
+struct Hook(Weak<Driver>);
 
 impl Wake for Hook {
     fn wake(self: Arc<Self>) {
@@ -166,18 +285,9 @@ impl Wake for Hook {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let driver = &self.0;
-        if !driver.inner.shared.is_shutdown() {
-            // If the task is scanning right now, it is about to re-arm and
-            // the wake below makes it scan once more (as a wake-up).
-            match driver.scan.try_lock() {
-                Ok(mut buffer) => {
-                    driver.scan_locked(&mut buffer, true);
-                }
-                Err(_) => driver.missed.store(true, Ordering::SeqCst),
-            }
+        if let Some(driver) = self.0.upgrade() {
+            driver.request_pass(&Waker::from(self.clone()), true);
         }
-        driver.doorbell.ring();
     }
 }
 
@@ -188,115 +298,62 @@ impl Wake for Hook {
 /// gone when the timer was built) still shuts the timer down.
 pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'static {
     let guard = ShutDownOnExit(inner);
+    // Made now, not when the task is first polled: registrations reach the
+    // driver through its hook from now on, however long the task waits.
+    let driver = Arc::new(Driver {
+        inner: guard.0.clone(),
+        pass: PassLock::new(PassState {
+            buffer: Vec::with_capacity(WAKE_BATCH),
+            alarm: Alarm::new(guard.0.runtime.clone()),
+            stop: None,
+        }),
+        scan_wanted: AtomicBool::new(false),
+        arm_wanted: AtomicU64::new(u64::MAX),
+        doorbell: Doorbell::new(),
+    });
+    let hook = Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
+    let kick = {
+        let (driver, hook) = (Arc::downgrade(&driver), hook.clone());
+        move |tick| {
+            if let Some(driver) = driver.upgrade() {
+                driver.request_arm(tick, &hook);
+            }
+        }
+    };
+    guard.0.shared.install_kick(Kick(Box::new(kick)));
+    let retire = RetireOnExit(driver);
     async move {
-        drive(&guard.0).await;
+        drive(&retire.0, &hook).await;
+        drop(retire);
         drop(guard);
     }
 }
 
-/// How the driver's tokio sleep is armed for a tick boundary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Armed {
-    boundary: Instant,
-    /// Armed a millisecond early (see the module docs).
-    early: bool,
-}
-
-async fn drive(inner: &Arc<Inner>) {
-    let driver = Arc::new(Driver {
-        inner: inner.clone(),
-        scan: Mutex::new(Vec::with_capacity(WAKE_BATCH)),
-        doorbell: Doorbell::new(),
-        missed: AtomicBool::new(false),
-    });
-    let hook = Waker::from(Arc::new(Hook(driver.clone())));
-    let shared = &inner.shared;
-    // Only a current-thread runtime's clock can be paused, and only there is
-    // arming early exact (see the module docs); elsewhere it would cost a
-    // second wake-up per busy tick for no gain.
-    let arm_early = inner.runtime.runtime_flavor() == RuntimeFlavor::CurrentThread;
-    let mut sleep: Option<Pin<Box<tokio::time::Sleep>>> = None;
-    let mut armed: Option<Armed> = None;
-    // The boundary whose early arm has fired already.
-    let mut early_spent: Option<Instant> = None;
-    // Whether this pass follows the tokio sleep firing (not a notice).
-    let mut timer_fired = false;
-    // Whether this pass is a wake-up of its own (not the start, nor the
-    // re-arm after the hook's pass).
+async fn drive(driver: &Driver, hook: &Waker) {
+    let shared = &driver.inner.shared;
+    debug!("driver started", shards = driver.inner.shards.len() as u64);
+    // The first pass is the task's start, not a wake-up.
     let mut wake_up = false;
-    debug!("driver started", shards = inner.shards.len() as u64);
     loop {
-        if shared.is_shutdown() {
-            debug!("driver stopping: the timer was shut down");
-            return;
-        }
-        let counted = wake_up || driver.missed.swap(false, Ordering::SeqCst);
-        let wake_at = match driver.scan(counted) {
-            Next::Tick(tick) => shared.clock.tick_instant(tick),
-            Next::Nothing { pending: 0 } if shared.is_orphaned() => {
-                if inner.no_sleeps_alive() {
-                    debug!("driver stopping: no timer handle or sleep is left");
-                    return;
-                }
-                Some(shared.now() + ORPHAN_RECHECK)
+        driver.request_pass(hook, wake_up);
+        wake_up = true;
+        // Read under the lock: a pass under way elsewhere may be setting it.
+        match driver.pass.lock().stop {
+            Some(Pass::Retire) => {
+                debug!("driver stopping: no timer handle or sleep is left");
+                return;
             }
-            Next::Nothing { .. } => None,
-        };
-        let Some(boundary) = wake_at else {
-            // Nothing to wait for: hold no tokio timer (a paused clock's
-            // auto-advance never stops for this driver) and park.
-            sleep = None;
-            armed = None;
-            shared.notified().await;
-            (timer_fired, wake_up) = (false, true);
-            continue;
-        };
-        // Early at most once per boundary, then exactly until the boundary
-        // changes (why the loop then ends: the module docs).
-        if let (
-            true,
-            Some(Armed {
-                boundary,
-                early: true,
-            }),
-        ) = (timer_fired, armed)
-        {
-            early_spent = Some(boundary);
-        }
-        let early = arm_early && early_spent != Some(boundary);
-        let at = if early {
-            boundary.checked_sub(TOKIO_ROUNDING).unwrap_or(boundary)
-        } else {
-            boundary
-        };
-        armed = Some(Armed { boundary, early });
-        // A ring still unseen belongs to the sleep being replaced.
-        driver.doorbell.clear();
-        let sleep = match &mut sleep {
-            Some(sleep) => {
-                sleep.as_mut().reset(at);
-                sleep
+            Some(_) => {
+                debug!("driver stopping: the timer was shut down");
+                return;
             }
-            None => sleep.insert(Box::pin(tokio::time::sleep_until(at))),
-        };
-        // Polled with the hook, outside the task's budget: tokio's budget
-        // must never keep the driver's own timer from registering.
-        let due = {
-            let mut hook_cx = Context::from_waker(&hook);
-            let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
-            Pin::new(&mut unbudgeted).poll(&mut hook_cx).is_ready()
-        };
-        if due {
-            (timer_fired, wake_up) = (true, false); // already due: scan again
-            continue;
+            None => {}
         }
-        // A wake-up by the tokio sleep was counted by the hook's pass.
-        timer_fired = tokio::select! {
+        tokio::select! {
             biased;
-            () = shared.notified() => false,
-            () = poll_fn(|cx| driver.doorbell.poll_rung(cx)) => true,
-        };
-        wake_up = !timer_fired;
+            () = shared.notified() => {}
+            () = poll_fn(|cx| driver.doorbell.poll_rung(cx)) => {}
+        }
     }
 }
 

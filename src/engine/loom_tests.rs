@@ -299,37 +299,76 @@ fn loom_doorbell_never_loses_a_ring() {
     });
 }
 
-/// The driver task forgets stale rings (`clear`) just before it re-arms,
-/// while the hook may ring on another thread: a ring that comes after the
-/// clear is never forgotten, so a fire of the new arm always reaches the
-/// task (seen, or its waker woken); one that came before may be.
+/// Two threads each make something happen, then ask for a pass (as the
+/// hook and a registration do); the passes may run on either thread, and
+/// one thread's request may come while the other runs its pass. Whatever
+/// the interleaving, a pass starts after both events: none is left for a
+/// pass that never comes.
 #[test]
-fn loom_doorbell_clear_never_forgets_a_later_ring() {
+fn loom_a_requested_pass_is_never_lost() {
+    use std::ops::ControlFlow;
+
+    use crate::engine::pass_lock::PassLock;
+
     loom::model(|| {
-        let bell = Arc::new(crate::engine::doorbell::Doorbell::new());
-        let (count, waker) = counter();
-        let mut cx = std::task::Context::from_waker(&waker);
-        // The task waits on the bell (its waker is registered), then clears
-        // it before re-arming, while the hook rings.
-        assert!(bell.poll_rung(&mut cx).is_pending());
-        let cleared = Arc::new(AtomicBool::new(false));
-        let hook = {
-            let (bell, cleared) = (bell.clone(), cleared.clone());
-            loom::thread::spawn(move || {
-                let after_clear = cleared.load(Ordering::SeqCst);
-                bell.ring();
-                after_clear
+        // What the latest pass saw.
+        let lock = Arc::new(PassLock::new(0usize));
+        let events = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (lock, events) = (lock.clone(), events.clone());
+                loom::thread::spawn(move || {
+                    events.fetch_add(1, Ordering::SeqCst);
+                    lock.request(|seen| {
+                        *seen = events.load(Ordering::SeqCst);
+                        ControlFlow::Continue(())
+                    });
+                })
             })
-        };
-        bell.clear();
-        cleared.store(true, Ordering::SeqCst);
-        let rang_after_clear = hook.join().unwrap();
-        let seen = bell.poll_rung(&mut cx).is_ready();
-        if rang_after_clear {
-            assert!(seen, "a ring after the clear was forgotten");
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
         }
-        // Either way the ring woke the task that waited: a clear forgets
-        // the flag, not the waker.
-        assert_eq!(wakes(&count), 1, "the waiting task was not woken");
+        assert_eq!(*lock.lock(), 2, "a pass was asked for and never ran");
+    });
+}
+
+/// A pass that asks for another pass from inside itself (a waker woken by
+/// the pass registers an earlier sleep) neither deadlocks nor loses the
+/// request: the same thread runs it before letting the lock go, while
+/// another thread's request races both.
+#[test]
+fn loom_a_pass_requested_from_inside_a_pass_runs_after_it() {
+    use std::ops::ControlFlow;
+
+    use crate::engine::pass_lock::PassLock;
+
+    type Passes = PassLock<(usize, Option<usize>)>;
+
+    /// Counts itself; the first pass asks for another from inside.
+    fn pass(lock: &Passes, state: &mut (usize, Option<usize>)) -> ControlFlow<()> {
+        let (passes, asked_at) = state;
+        *passes += 1;
+        if asked_at.is_none() {
+            *asked_at = Some(*passes);
+            lock.request(|_| unreachable!("the lock is held: the request is left"));
+        }
+        ControlFlow::Continue(())
+    }
+
+    loom::model(|| {
+        // (passes run, the pass that asked from inside)
+        let lock = Arc::new(PassLock::new((0usize, None)));
+        let other = {
+            let lock = lock.clone();
+            loom::thread::spawn(move || lock.request(|state| pass(&lock, state)))
+        };
+        lock.request(|state| pass(&lock, state));
+        other.join().unwrap();
+        let (passes, asked_at) = *lock.lock();
+        assert!(
+            passes > asked_at.expect("a pass ran"),
+            "the request from inside the pass was lost"
+        );
     });
 }

@@ -23,17 +23,21 @@
 //! - [`shared`]: what every shard, the driver and every sleep can reach.
 //! - [`wheel`]: one shard's hashed wheel (ring, overflow, slab of entries).
 //! - [`driver`]: the task that advances the wheels on tokio's clock.
-//! - [`doorbell`]: how tokio's timer processing reaches the driver.
+//! - [`alarm`]: the driver's tokio sleep, armed for the next busy tick.
+//! - [`pass_lock`]: one driver pass at a time, run by whoever asks first.
+//! - [`doorbell`]: how the driver's hook asks its task to run a pass.
 //! - [`clock`], [`context`]: the timer's clock, and which runtime is current.
 //! - [`lateness`]: the histogram each wheel records fired timers into.
 //! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
 //!   panic containment for wakers, and diagnostics.
 
+pub(crate) mod alarm;
 pub(crate) mod clock;
 pub(crate) mod context;
 pub(crate) mod doorbell;
 pub(crate) mod driver;
 pub(crate) mod lateness;
+pub(crate) mod pass_lock;
 pub(crate) mod shard;
 pub(crate) mod shared;
 pub(crate) mod state;

@@ -15,16 +15,29 @@
 //! Either the driver's scan locked the shard after the insert (and saw the
 //! entry), or the registration's lock came after the driver's scan of that
 //! shard, so it reads `u64::MAX` or the driver's final target: in both
-//! cases a deadline earlier than the target lowers it and notifies the
-//! driver. `Notify::notify_one` stores a permit when the driver is not
-//! waiting yet, so the notice is never lost.
+//! cases a deadline earlier than the target lowers it and tells the
+//! driver: through the driver's hook, which runs a pass right there or
+//! leaves it to the pass under way (`driver.rs`), or, before the driver
+//! exists, by notifying its task (`Notify::notify_one` stores a permit when
+//! the task is not waiting yet, so the notice is never lost).
 
 use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 
 use tokio::time::Instant;
 
 use crate::engine::clock::{Clock, TimeSource};
 use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Signal};
+
+/// How a registration earlier than the target reaches the driver (see
+/// `Shared::kick`): called with the registration's tick.
+pub(crate) struct Kick(pub(crate) Box<dyn Fn(u64) + Send + Sync>);
+
+impl std::fmt::Debug for Kick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kick")
+    }
+}
 
 /// The capacity budget of a timer built with `max_pending`.
 #[derive(Debug)]
@@ -54,6 +67,13 @@ pub(crate) struct Shared {
     /// scans or has nothing to wait for.
     target: AtomicU64,
     notify: Signal,
+    /// The driver's way in, once the driver exists: a registration earlier
+    /// than the target re-arms the driver's alarm for its tick on the spot
+    /// (or leaves it to the pass under way), so the driver re-arms without
+    /// its task waiting for a turn. Until it is installed (and in the loom
+    /// models, which run no driver) such a registration notifies the task
+    /// instead.
+    kick: OnceLock<Kick>,
     shutdown: AtomicBool,
     /// Live `Timer` handles; at zero the driver may retire once no sleep is
     /// left either.
@@ -69,6 +89,7 @@ impl Shared {
             paused_seen: AtomicBool::new(false),
             target: AtomicU64::new(u64::MAX),
             notify: Signal::new(),
+            kick: OnceLock::new(),
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
             capacity: max_pending.map(|max| Capacity {
@@ -104,14 +125,24 @@ impl Shared {
         self.clock.offset(self.now())
     }
 
-    /// Called after linking an entry for `tick`: wakes the driver if it would
-    /// otherwise sleep past `tick`.
+    /// Called after linking an entry for `tick` (outside the shard's lock):
+    /// makes the driver re-arm if it would otherwise sleep past `tick`.
     pub(crate) fn registered(&self, tick: u64) {
         if tick < self.target.load(Ordering::SeqCst)
             && self.target.fetch_min(tick, Ordering::SeqCst) > tick
         {
-            self.notify.notify_one();
+            match self.kick.get() {
+                Some(Kick(kick)) => kick(tick),
+                None => self.notify.notify_one(),
+            }
         }
+    }
+
+    /// Driver: installs its way to be told of an earlier tick (see `kick`);
+    /// once only.
+    pub(crate) fn install_kick(&self, kick: Kick) {
+        let installed = self.kick.set(kick).is_ok();
+        debug_assert!(installed, "a timer has one driver");
     }
 
     /// Driver: about to scan; every registration from now on notifies.
