@@ -6,66 +6,83 @@
 //! driver task. None of them may wait for another's pass (the hook runs
 //! inside tokio's timer processing, a registration inside a user's poll, and
 //! a waker woken by a pass may register a sleep on the same thread), so a
-//! request never blocks: it raises `requested`, then tries the lock. The
-//! holder runs passes until it finds no request raised, lets the lock go,
-//! and looks at `requested` once more.
+//! request never blocks: it raises `REQUESTED` in one atomic word and, if
+//! nobody is `RUNNING`, makes itself the runner. The runner runs passes
+//! until it can clear `RUNNING` while no request is raised. Every step is
+//! one read-modify-write of that word, so there is no window in which a
+//! request raised after the runner's last look goes unseen: the runner's
+//! final compare-and-swap fails, and it runs once more. The loom models
+//! `loom_a_requested_pass_is_never_lost` and
+//! `loom_a_pass_requested_from_inside_a_pass_runs_after_it` check every
+//! interleaving.
 //!
-//! Why no request is lost: a requester raises the flag, then (after a
-//! `SeqCst` fence) tries the lock; the holder lets the lock go, then (after a
-//! fence) reads the flag. Of two threads each writing one location and then
-//! reading the other's, with a `SeqCst` fence between, at least one sees the
-//! other's write: either the requester finds the lock free, or the holder
-//! finds the flag raised and takes the lock again. The loom model
-//! `loom_a_requested_pass_is_never_lost` checks every interleaving.
+//! The state sits behind a mutex as well, for the one party that waits:
+//! the driver task reading what the passes left, or retiring the alarm,
+//! between two passes.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
-use std::sync::{PoisonError, TryLockError};
+use std::sync::PoisonError;
 
-use crate::engine::sync::{fence, AtomicBool, Mutex, MutexGuard};
+use crate::engine::sync::{AtomicU8, Mutex, MutexGuard};
+
+/// A request is raised.
+const REQUESTED: u8 = 0b01;
+/// A thread is running passes.
+const RUNNING: u8 = 0b10;
 
 #[derive(Debug)]
 pub(crate) struct PassLock<T> {
     state: Mutex<T>,
-    requested: AtomicBool,
+    /// `REQUESTED` and `RUNNING`.
+    flags: AtomicU8,
 }
 
 impl<T> PassLock<T> {
     pub(crate) fn new(state: T) -> Self {
         PassLock {
             state: Mutex::new(state),
-            requested: AtomicBool::new(false),
+            flags: AtomicU8::new(0),
         }
     }
 
     /// Asks for a pass: runs `pass` here, as often as requests come in
-    /// meanwhile, or leaves the request to the thread that holds the lock
-    /// (which runs it before it lets go). `pass` returning `Break` ends the
-    /// passes (requests raised since are left for the next holder).
+    /// meanwhile, or leaves the request to the thread that runs passes now
+    /// (which runs one more before it stops). `pass` returning `Break` ends
+    /// the passes; requests raised since are left for the next runner.
     pub(crate) fn request(&self, mut pass: impl FnMut(&mut T) -> ControlFlow<()>) {
-        self.requested.store(true, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
+        if self.flags.fetch_or(REQUESTED, Ordering::AcqRel) & RUNNING != 0 {
+            return; // the runner sees it before it stops
+        }
+        // Become the runner, taking every request raised so far.
+        if self
+            .flags
+            .compare_exchange(REQUESTED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // Another thread became the runner (and took this request), or
+            // has already run it.
+            return;
+        }
+        let mut state = self.lock();
         loop {
-            let mut state = match self.state.try_lock() {
-                Ok(state) => state,
-                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-                Err(TryLockError::WouldBlock) => return,
-            };
-            while self.requested.swap(false, Ordering::SeqCst) {
-                if pass(&mut state).is_break() {
-                    return;
-                }
-            }
-            drop(state);
-            fence(Ordering::SeqCst);
-            if !self.requested.load(Ordering::SeqCst) {
+            if pass(&mut state).is_break() {
+                self.flags.fetch_and(!RUNNING, Ordering::AcqRel);
                 return;
+            }
+            // Stop only if no request came in meanwhile; else take it.
+            match self
+                .flags
+                .compare_exchange(RUNNING, 0, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                Err(_) => self.flags.store(RUNNING, Ordering::Release),
             }
         }
     }
 
-    /// Waits for the lock (the driver task, to read what passes left, and
-    /// to retire the alarm).
+    /// Waits for the state (the driver task, to read what passes left, and
+    /// to retire the alarm). Not to be called from inside a pass.
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -10,14 +10,14 @@
 //! `Notify`, whose `notify_one` also stores a permit when nobody waits.
 
 #[cfg(not(tickwheel_loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 #[cfg(not(tickwheel_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 #[cfg(not(tickwheel_loom))]
 pub(crate) use tokio::sync::Notify as Signal;
 
 #[cfg(tickwheel_loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 #[cfg(tickwheel_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 
