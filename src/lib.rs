@@ -143,12 +143,16 @@
 //!   timer is moved once, instead of being visited every revolution as in
 //!   Netty, and registering costs the same at any distance up to 64
 //!   revolutions (about 9 minutes at the default 1 ms x 8192).
-//! - **The driver** is one task on the tokio runtime. It sleeps with
-//!   `tokio::time` until the next non-empty bucket (found through an occupancy
-//!   bitmap), processes every due bucket of every shard, and wakes the tasks
-//!   outside the locks. With nothing registered it parks on a `Notify` and
-//!   never wakes. A registration earlier than the driver's target notifies it;
-//!   later ones touch nothing shared. No user code runs on the driver, only
+//! - **The driver** is one task on the tokio runtime and one `tokio::time`
+//!   sleep, armed for the next non-empty bucket (found through an occupancy
+//!   bitmap). When tokio fires that sleep, the driver processes every due
+//!   bucket of every shard that has one, wakes the tasks outside the locks,
+//!   and arms the sleep for the next busy tick, all inside tokio's own timer
+//!   processing: the wheel moves whenever tokio's clock does, however many
+//!   tasks are queued ahead of the driver's. With nothing registered it holds
+//!   no tokio timer and never wakes. A registration earlier than the
+//!   driver's target re-arms that sleep on the registering thread; later ones
+//!   touch nothing shared. No user code runs on the driver, only
 //!   `Waker::wake`.
 //! - **Shutdown.** [`Timer::shutdown`], or the runtime dropping the driver
 //!   task, wakes every registered task: those sleeps complete, and timeouts
@@ -172,7 +176,9 @@
 //!   the task.
 //! - The driver processes due ticks inside tokio's own timer processing, so
 //!   after `tokio::time::advance(d).await` every wheel sleep due by then has
-//!   been woken, as every `tokio::time::Sleep` has.
+//!   been woken, as every `tokio::time::Sleep` has; and on a busy runtime,
+//!   where tokio processes its timers every few dozen task polls whatever
+//!   the run queue holds, wheel sleeps are woken in those same passes.
 //! - Zero and past deadlines complete on the first poll, without registering:
 //!   `sleep(Duration::ZERO)`, and instants that have passed given to
 //!   `sleep_until`, `timeout_at` or `reset`. On a paused test clock, so does

@@ -152,6 +152,14 @@ impl Sleep {
         &self.shard.shared.clock
     }
 
+    /// Whether the driver has fired this registered sleep's entry, learnt
+    /// without the shard's lock (see [`Shard::has_fired`]); `false` when it
+    /// cannot tell.
+    fn has_fired(&self) -> bool {
+        let tick = self.clock().tick_of(Clock::wheel_ns(self.deadline));
+        self.shard.has_fired(tick)
+    }
+
     /// The instant at which this sleep completes.
     ///
     /// Deadlines more than about 292 years away saturate to that horizon.
@@ -195,7 +203,7 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         match self.state() {
             State::Done => true,
-            State::Registered(key) => !self.shard.is_live(key),
+            State::Registered(key) => self.has_fired() || !self.shard.is_live(key),
             State::Unregistered { .. } => false,
         }
     }
@@ -372,6 +380,11 @@ impl Sleep {
         match self.state() {
             State::Done => Poll::Ready(false),
             State::Unregistered { checked } => self.register(checked, cx.waker()).map(|()| false),
+            State::Registered(_) if self.has_fired() => {
+                // The driver fired it (the common wake-up): no lock.
+                self.set_state(State::Done);
+                Poll::Ready(true)
+            }
             State::Registered(key) => {
                 let shared = &self.shard.shared;
                 let deadline = self.deadline;
@@ -453,8 +466,10 @@ impl Drop for Sleep {
         // code, and if that panics the unit must not leak.
         self.shard.shared.release();
         if let State::Registered(key) = self.state() {
-            // The returned waker (if any) is dropped here, after the lock.
-            drop(self.shard.cancel(key));
+            if !self.has_fired() {
+                // The returned waker (if any) is dropped here, after the lock.
+                drop(self.shard.cancel(key));
+            }
         }
     }
 }

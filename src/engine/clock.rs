@@ -189,6 +189,12 @@ impl Clock {
         offset.max(0) as u64
     }
 
+    /// The tick whose boundary is the first at or after `ns` (since the
+    /// origin): the tick the wheel files a deadline of `ns` under.
+    pub(crate) fn tick_of(&self, ns: u64) -> u64 {
+        self.tick.ceil(ns)
+    }
+
     /// `now` as the driver needs it: nanoseconds since the origin, and the
     /// last tick whose boundary is at or before `now`.
     pub(crate) fn now_tick(&self, now: Instant) -> (u64, u64) {

@@ -245,12 +245,23 @@ impl Driver {
         let mut pending = 0;
         let mut fired = 0u64;
         for shard in inner.shards.iter() {
-            let advanced = shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
-            fired += advanced.fired;
-            match advanced.next {
-                Some(tick) => next = Some(next.map_or(tick, |n| n.min(tick))),
-                None => pending += advanced.pending,
+            // A shard with nothing due by now is not locked (see
+            // `Shard::due`): a pass costs in proportion to the busy shards.
+            let due = shard.due();
+            let next_here = if due > now_tick {
+                (due != u64::MAX).then_some(due)
+            } else {
+                let advanced = shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
+                fired += advanced.fired;
+                advanced.next
+            };
+            if let Some(tick) = next_here {
+                next = Some(next.map_or(tick, |n| n.min(tick)));
             }
+        }
+        if next.is_none() {
+            // Parking: count what is registered anyway (never-due entries).
+            pending = inner.shards.iter().map(|shard| shard.pending()).sum();
         }
         shared.end_scan(next.unwrap_or(u64::MAX));
         let before = inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-use loom::sync::atomic::{AtomicBool, AtomicUsize};
+use loom::sync::atomic::AtomicUsize;
 
 use crate::engine::clock::Clock;
 use crate::engine::shard::{Polled, Shard};
@@ -60,11 +60,18 @@ fn shard(max_pending: Option<usize>) -> Arc<Shard> {
 /// the next tick. Returns that tick.
 fn driver_pass(shard: &Shard, now_tick: u64) -> Option<u64> {
     shard.shared.begin_scan();
-    let mut out = Vec::new();
-    let panics = std::sync::atomic::AtomicU64::new(0);
-    let next = shard
-        .advance(now_tick, now_tick * TICK_NS, &mut out, &panics)
-        .next;
+    // A shard with nothing due by `now_tick` is skipped unlocked, as the
+    // driver's scan does.
+    let due = shard.due();
+    let next = if due > now_tick {
+        (due != u64::MAX).then_some(due)
+    } else {
+        let mut out = Vec::new();
+        let panics = std::sync::atomic::AtomicU64::new(0);
+        shard
+            .advance(now_tick, now_tick * TICK_NS, &mut out, &panics)
+            .next
+    };
     shard.shared.end_scan(next.unwrap_or(u64::MAX));
     next
 }
@@ -370,5 +377,28 @@ fn loom_a_pass_requested_from_inside_a_pass_runs_after_it() {
             passes > asked_at.expect("a pass ran"),
             "the request from inside the pass was lost"
         );
+    });
+}
+
+/// A sleep that learns it fired from the shard's published mark, without
+/// the lock, while the driver fires it: whenever the mark says its tick was
+/// processed, its entry is gone (fired, its slot free), so skipping the
+/// cancel on drop and the lock on re-poll loses nothing.
+#[test]
+fn loom_the_processed_mark_is_published_after_the_firing() {
+    model(|| {
+        let shard = shard(None);
+        let (count, waker) = counter();
+        let key = register(&shard, 1, &waker);
+        let s2 = shard.clone();
+        let driver = loom::thread::spawn(move || {
+            driver_pass(&s2, 1);
+        });
+        if shard.has_fired(1) {
+            assert!(!shard.is_live(key), "marked processed while still live");
+        }
+        driver.join().unwrap();
+        assert!(shard.has_fired(1));
+        assert_eq!(wakes(&count), 1);
     });
 }

@@ -21,7 +21,7 @@ use std::task::Waker;
 
 use crate::engine::lateness::LatenessHistogram;
 use crate::engine::shared::Shared;
-use crate::engine::sync::{Mutex, MutexGuard};
+use crate::engine::sync::{self, Mutex, MutexGuard};
 use crate::engine::unwind;
 use crate::engine::wheel::{Advance, Insert, Key, Reset, WakerCheck, Wheel};
 
@@ -33,11 +33,23 @@ pub(crate) const WAKE_BATCH: usize = 64;
 pub(crate) struct Shard {
     wheel: Mutex<Wheel>,
     pub(crate) shared: Arc<Shared>,
+    /// The wheel's processed mark ([`Wheel::elapsed`]), published by each
+    /// advance before it wakes anyone: a woken sleep whose tick is at or
+    /// before it learns that it fired without taking the lock, and so does
+    /// its drop (see [`Shard::has_fired`]).
+    processed: sync::AtomicU64,
+    /// The earliest tick this shard needs the driver to process (`u64::MAX`:
+    /// none), lowered by registrations and set by advances, always under
+    /// the lock; read without it by the driver's scan, which skips a shard
+    /// with nothing due (see `Shard::due`).
+    due: sync::AtomicU64,
 }
 
 impl Shard {
     pub(crate) fn new(wheel: Wheel, shared: Arc<Shared>) -> Self {
         Shard {
+            processed: sync::AtomicU64::new(wheel.elapsed()),
+            due: sync::AtomicU64::new(u64::MAX),
             wheel: Mutex::new(wheel),
             shared,
         }
@@ -54,7 +66,14 @@ impl Shard {
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
     pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
         let mut waker = Some(waker.clone());
-        let outcome = self.lock().insert(deadline_ns, &mut waker);
+        let outcome = {
+            let mut wheel = self.lock();
+            let outcome = wheel.insert(deadline_ns, &mut waker);
+            if let Insert::Registered { tick, .. } = outcome {
+                self.lower_due(tick);
+            }
+            outcome
+        };
         drop(waker); // still here if the wheel refused it: drop after the lock
         if let Insert::Registered { tick, .. } = outcome {
             self.shared.registered(tick);
@@ -120,11 +139,55 @@ impl Shard {
     /// Moves registered `key` to `deadline_ns`; `unchecked` if the caller
     /// did not compare it with the clock (the next poll then does).
     pub(crate) fn reset(&self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
-        let outcome = self.lock().reset(key, deadline_ns, unchecked);
+        let outcome = {
+            let mut wheel = self.lock();
+            let outcome = wheel.reset(key, deadline_ns, unchecked);
+            if let Reset::Moved { tick } = outcome {
+                self.lower_due(tick);
+            }
+            outcome
+        };
         if let Reset::Moved { tick } = outcome {
             self.shared.registered(tick);
         }
         outcome
+    }
+
+    /// The earliest tick this shard needs processed (`u64::MAX`: none), read
+    /// without the lock. A scan that finds it later than the tick it
+    /// processes to skips the shard.
+    ///
+    /// Why that misses no registration: one that does not lower it is due
+    /// no earlier than the value the scan read (only this shard's lock
+    /// writes it, and an advance's write reaches the next scan through the
+    /// driver's pass lock), so the driver wakes for it anyway. One that
+    /// lowers it does so *before* it compares its tick with the driver's
+    /// target, with a `SeqCst` fence between, and the scan clears the
+    /// target *before* it reads this, with a fence between
+    /// (`Shared::begin_scan`): so either the scan sees the lowered value, or
+    /// the registration sees the cleared (or the final) target and tells the
+    /// driver, as when the scan's lock came first (`shared.rs`). The loom
+    /// models `loom_register_racing_the_scan_*` check it.
+    pub(crate) fn due(&self) -> u64 {
+        self.due.load(Ordering::Relaxed)
+    }
+
+    /// Under the lock: `tick` was just linked (see [`Shard::due`]).
+    fn lower_due(&self, tick: u64) {
+        if tick < self.due.load(Ordering::Relaxed) {
+            self.due.store(tick, Ordering::Relaxed);
+            // Before the registration reads the driver's target.
+            sync::fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Whether an entry filed under `tick` has fired, read without the lock:
+    /// `true` once the driver has processed that tick, which it does only
+    /// after firing every entry in it (and an insert or reset into a
+    /// processed tick completes at once instead). `false` says nothing:
+    /// the lock knows.
+    pub(crate) fn has_fired(&self, tick: u64) -> bool {
+        tick <= self.processed.load(Ordering::Acquire)
     }
 
     pub(crate) fn is_live(&self, key: Key) -> bool {
@@ -149,6 +212,14 @@ impl Shard {
             let (step, pending) = {
                 let mut wheel = self.lock();
                 let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
+                // Before the wakes below: a woken task reads it.
+                self.processed.store(wheel.elapsed(), Ordering::Release);
+                let due = match step {
+                    Advance::Until(tick) => tick,
+                    Advance::Idle => u64::MAX,
+                    Advance::BatchFull => 0, // not done: due now
+                };
+                self.due.store(due, Ordering::Relaxed);
                 (step, wheel.pending())
             };
             fired += batch.wakers.len() as u64;

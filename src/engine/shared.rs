@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 use tokio::time::Instant;
 
 use crate::engine::clock::{Clock, TimeSource};
-use crate::engine::sync::{AtomicBool, AtomicU64, AtomicUsize, Signal};
+use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Signal};
 
 /// How a registration earlier than the target reaches the driver (see
 /// `Shared::kick`): called with the registration's tick.
@@ -148,6 +148,8 @@ impl Shared {
     /// Driver: about to scan; every registration from now on notifies.
     pub(crate) fn begin_scan(&self) {
         self.target.store(u64::MAX, Ordering::SeqCst);
+        // Before the scan reads any shard's `due` unlocked (see `Shard::due`).
+        fence(Ordering::SeqCst);
     }
 
     /// Driver: done scanning; it will next wake at `tick` (or `u64::MAX`).

@@ -161,7 +161,9 @@ impl Wheel {
         let buckets = geometry.buckets();
         Wheel {
             slab: Slab::default(),
-            ring: vec![NIL; buckets].into_boxed_slice(),
+            // Allocated by the first link into it (see `link`); until then
+            // the bitmap says every bucket is empty, so nothing reads it.
+            ring: Box::default(),
             occupied: Bitmap::new(buckets),
             overflow: Overflow::new(geometry.first_overflow_lap(0), NIL),
             never: NIL,
@@ -193,6 +195,13 @@ impl Wheel {
 
     fn tick_of(&self, deadline_ns: u64) -> u64 {
         self.tick.ceil(deadline_ns)
+    }
+
+    /// Every tick up to and including this one has been processed: no live
+    /// entry's deadline lies in it (an insert or reset into such a tick
+    /// completes at once instead).
+    pub(crate) fn elapsed(&self) -> u64 {
+        self.elapsed
     }
 
     /// Whether an entry due at `deadline_ns` (in `tick`) can ever fire.
@@ -525,6 +534,11 @@ impl Wheel {
         } else if self.in_ring(tick) {
             let slot = self.geometry.bucket(tick);
             self.occupied.set(slot);
+            if self.ring.is_empty() {
+                // Allocated on the first entry it holds: a shard no thread
+                // registers on costs no ring.
+                self.ring = vec![NIL; self.geometry.buckets()].into_boxed_slice();
+            }
             &mut self.ring[slot]
         } else {
             self.overflow.head_mut(self.geometry.lap(tick))
