@@ -579,3 +579,147 @@ fn the_final_sample_comes_after_the_shutdown_drained_every_shard() {
         });
     });
 }
+
+/// A runtime of `workers` worker threads (0: a current-thread one) on the
+/// real clock, for the tests that drop a runtime under a publisher.
+fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    let mut builder = if workers == 0 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(workers);
+        builder
+    };
+    builder.enable_all().build().unwrap()
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// The trigger: a publisher at a 1 h period and 7 registered
+/// sleeps on a runtime, `spacers` other tasks spawned between the timer
+/// and the publisher (which moves the two tasks about in the runtime's
+/// task list, so either may be dropped first at shutdown); the runtime is
+/// dropped. The final sample counts the 7 timers the shutdown cancelled.
+fn final_sample_when_the_runtime_is_dropped(workers: usize, label: &'static str, spacers: usize) {
+    let seen = Seen(label);
+    let rt = runtime(workers);
+    let (timer, task, sleeps) = rt.block_on(async {
+        let timer = Timer::new();
+        for _ in 0..spacers {
+            tokio::spawn(std::future::pending::<()>());
+        }
+        let mut sleeps: Vec<_> = (0..7).map(|_| task::spawn(timer.sleep(HOUR))).collect();
+        for sleep in &mut sleeps {
+            assert_pending!(sleep.poll());
+        }
+        let task = seen.publisher().spawn(&timer, HOUR);
+        // The first sample (on a multi-thread runtime, on another thread).
+        while task.samples() == 0 {
+            sleep(MS).await;
+        }
+        (timer, task, sleeps)
+    });
+    assert_eq!(task.samples(), 1, "{label}");
+    assert_eq!(seen.counter("tickwheel_cancelled_total"), Some(0));
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(7.0));
+
+    drop(rt);
+    assert_eq!(timer.stats().cancelled, 7, "{label}");
+    assert_eq!(
+        seen.counter("tickwheel_cancelled_total"),
+        Some(7),
+        "{label}: no final sample when the runtime was dropped"
+    );
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(0.0), "{label}");
+    assert_eq!(task.samples(), 2, "{label}: the final sample, once");
+    assert!(task.is_finished());
+    for sleep in &sleeps {
+        assert!(sleep.is_woken(), "{label}: the shutdown woke every sleep");
+    }
+    assert_matches_stats(&seen, &timer);
+}
+
+/// The trigger on a current-thread runtime: dropping it takes the
+/// final sample, which counts the 7 sleeps its shutdown cancelled.
+#[test]
+fn dropping_a_current_thread_runtime_takes_the_final_sample() {
+    common::watchdog::within_30_s(|| {
+        final_sample_when_the_runtime_is_dropped(0, "rt-drop-current", 0);
+    });
+}
+
+/// The same on a multi-thread runtime, whose workers drop the tasks, each
+/// from a task list of its own; the spacers move the publisher through its
+/// 8 task lists.
+#[test]
+fn dropping_a_multi_thread_runtime_takes_the_final_sample() {
+    common::watchdog::within_30_s(|| {
+        for spacers in 0..12 {
+            let label: &'static str =
+                Box::leak(format!("rt-drop-multi-{spacers}").into_boxed_str());
+            final_sample_when_the_runtime_is_dropped(2, label, spacers);
+        }
+    });
+}
+
+/// Whichever of the driver and the publisher the runtime drops first, the
+/// final sample comes after the shutdown counted its cancellations: the
+/// tasks spawned between them move the publisher to each of the
+/// current-thread runtime's task lists in turn (4 of them, dropped in
+/// order), before and after the driver's.
+#[test]
+fn the_final_sample_waits_for_the_driver_whichever_is_dropped_first() {
+    common::watchdog::within_30_s(|| {
+        for spacers in 0..8 {
+            let label: &'static str =
+                Box::leak(format!("rt-drop-order-{spacers}").into_boxed_str());
+            final_sample_when_the_runtime_is_dropped(0, label, spacers);
+        }
+    });
+}
+
+/// A detached task's final sample comes with the runtime's end too; a task
+/// whose handle was dropped inside the runtime records nothing more (the
+/// handle stopped it); a task the runtime never ran, or that was spawned
+/// after the runtime ended, records the final sample alone.
+#[test]
+fn detached_dropped_and_never_run_publishers_at_the_runtimes_end() {
+    common::watchdog::within_30_s(|| {
+        let detached = Seen("rt-drop-detached");
+        let stopped = Seen("rt-drop-stopped");
+        let never_ran = Seen("rt-drop-never-ran");
+        let rt = runtime(0);
+        let (timer, never_ran_task, held) = rt.block_on(async {
+            let timer = Timer::new();
+            detached.publisher().spawn(&timer, HOUR).detach();
+            let stopped_task = stopped.publisher().spawn(&timer, HOUR);
+            let mut held = task::spawn(timer.sleep(HOUR));
+            assert_pending!(held.poll());
+            tokio::task::yield_now().await;
+            drop(stopped_task);
+            // Spawned last, and the runtime ends before it runs.
+            let never_ran_task = never_ran.publisher().spawn(&timer, HOUR);
+            (timer, never_ran_task, held)
+        });
+        let stopped_before = stopped.all();
+        assert_eq!(never_ran_task.samples(), 0);
+        drop(rt);
+        assert_eq!(timer.stats().cancelled, 1);
+        assert_eq!(detached.counter("tickwheel_cancelled_total"), Some(1));
+        assert_eq!(
+            stopped.all(),
+            stopped_before,
+            "a stopped task sampled again"
+        );
+        assert_eq!(never_ran.counter("tickwheel_cancelled_total"), Some(1));
+        assert_eq!(never_ran_task.samples(), 1, "the final sample alone");
+        assert!(held.is_woken());
+
+        // Spawned once the runtime has ended: the task cannot run, and the
+        // runtime drops it at once, which takes the final sample.
+        let late = Seen("rt-drop-late");
+        let late_task = late.publisher().spawn(&timer, HOUR);
+        assert_eq!(late_task.samples(), 1);
+        assert_eq!(late.counter("tickwheel_cancelled_total"), Some(1));
+    });
+}
