@@ -723,3 +723,124 @@ fn detached_dropped_and_never_run_publishers_at_the_runtimes_end() {
         assert_eq!(late.counter("tickwheel_cancelled_total"), Some(1));
     });
 }
+
+/// A snapshot behind the last one in any single counter (the others equal)
+/// records nothing but the gauges, and the next one counts from the last
+/// one recorded. Snapshots of one timer only ever fall behind in some
+/// counters at once (fired without new registrations, for one), so each
+/// counter is checked alone, on copies of a real snapshot.
+#[tokio::test(start_paused = true)]
+async fn a_snapshot_behind_in_any_one_counter_records_nothing() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("behind_one");
+    let mut publisher = seen.publisher();
+    let timer = Timer::new();
+    timer.sleep(100 * MS).await;
+    let older_lateness = timer.stats().lateness_histogram;
+    timer.sleep(100 * MS).await;
+    drop(timer.sleep(SECOND));
+    let mut last = timer.stats();
+    // Every counter at least 1 above zero (wake panics are rare; the copy
+    // says some happened).
+    last.cancelled = last.cancelled.max(2);
+    last.wake_panics = 2;
+    assert!(last.registered >= 2 && last.fired >= 2 && last.wakeups >= 1);
+    publisher.record(&last);
+    let recorded = seen.all();
+
+    let lowered: [(&str, fn(&mut tickwheel::Stats)); 5] = [
+        ("registered", |s| s.registered -= 1),
+        ("fired", |s| s.fired -= 1),
+        ("cancelled", |s| s.cancelled -= 1),
+        ("wakeups", |s| s.wakeups -= 1),
+        ("wake_panics", |s| s.wake_panics -= 1),
+    ];
+    for (counter, lower) in lowered {
+        let mut behind = last.clone();
+        lower(&mut behind);
+        publisher.record(&behind);
+        assert_eq!(seen.all(), recorded, "{counter} behind: recorded");
+    }
+    let mut behind = last.clone();
+    behind.lateness_histogram = older_lateness;
+    publisher.record(&behind);
+    assert_eq!(seen.all(), recorded, "lateness behind: recorded");
+
+    // The next snapshot counts from the last one recorded.
+    let mut next = last.clone();
+    next.fired += 1;
+    next.wake_panics += 1;
+    publisher.record(&next);
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(last.fired + 1));
+    assert_eq!(seen.counter("tickwheel_wake_panics_total"), Some(3));
+    assert_eq!(
+        seen.counter("tickwheel_registered_total"),
+        Some(last.registered)
+    );
+}
+
+/// Samples keep their grid after a sample late by less than a period; after
+/// a stall that skipped a sample time (exactly one, or more) the next comes
+/// a full period after the late one: no catch-up sample.
+#[tokio::test(start_paused = true)]
+async fn after_a_stall_samples_keep_the_grid_or_restart_from_the_late_one() {
+    let _watchdog = common::Watchdog::start();
+    let timer = Timer::new();
+    let task = Publisher::new().spawn(&timer, SECOND);
+    // Moves the clock by `by` at once (the task waits through it), lets the
+    // task run, and returns the samples taken so far.
+    let samples_after = |by: Duration| {
+        let task = &task;
+        async move {
+            tokio::time::advance(by).await;
+            tokio::task::yield_now().await;
+            task.samples()
+        }
+    };
+    assert_eq!(samples_after(Duration::ZERO).await, 1, "at 0 s");
+    // Late by half a period: at 1.5 s, then on the grid at 2 s.
+    assert_eq!(samples_after(1500 * MS).await, 2);
+    assert_eq!(samples_after(500 * MS - MS).await, 2);
+    assert_eq!(samples_after(MS).await, 3, "at 2 s, the grid kept");
+    // The 3 s sample skipped, to the instant of the next: at 4 s, then 5 s.
+    assert_eq!(samples_after(2 * SECOND).await, 4, "one late sample at 4 s");
+    assert_eq!(samples_after(SECOND - MS).await, 4, "no catch-up sample");
+    assert_eq!(samples_after(MS).await, 5, "at 5 s");
+    // Skipped by one and a half periods: at 7.5 s, then 8.5 s.
+    assert_eq!(
+        samples_after(2500 * MS).await,
+        6,
+        "one late sample at 7.5 s"
+    );
+    assert_eq!(samples_after(SECOND - MS).await, 6, "no catch-up sample");
+    assert_eq!(samples_after(MS).await, 7, "at 8.5 s");
+}
+
+/// A task the timer's shutdown ended reports it: finished, and `cancel`
+/// has nothing left to stop. `Debug` shows the settings and the progress.
+#[tokio::test(start_paused = true)]
+async fn a_task_ended_by_shutdown_is_finished_and_cannot_be_cancelled() {
+    let _watchdog = common::Watchdog::start();
+    let timer = Timer::new();
+    let publisher = Publisher::new().prefix("dbg").label("test", "debug");
+    let shown = format!("{publisher:?}");
+    assert!(
+        shown.contains(r#"prefix: "dbg""#) && shown.contains("recorded: false"),
+        "{shown}"
+    );
+    let task = publisher.spawn(&timer, SECOND);
+    tokio::task::yield_now().await;
+    assert!(!task.is_finished());
+    let shown = format!("{task:?}");
+    assert!(
+        shown.contains("period: 1s")
+            && shown.contains("samples: 1")
+            && shown.contains("finished: false"),
+        "{shown}"
+    );
+    timer.shutdown();
+    tokio::task::yield_now().await;
+    assert!(task.is_finished());
+    assert!(!task.cancel(), "ended by the shutdown, not by this cancel");
+    assert!(format!("{task:?}").contains("samples: 2"));
+}
