@@ -503,8 +503,10 @@ impl Publisher {
     /// [module docs](self#waiting-and-stopping)).
     ///
     /// Samples come at a fixed rate on the timer's clock (at start, then
-    /// every `period`); after a stall (a busy runtime) the next one is one
-    /// period after the late one, without a burst of catch-up samples. A
+    /// every `period`): one late by less than a period keeps that grid;
+    /// after a stall that skipped a sample's time (a busy runtime) the next
+    /// one is one period after the late one, without a burst of catch-up
+    /// samples. A
     /// zero `period` is raised to the timer's [`tick`](Timer::tick); one too
     /// long for the clock (such as `Duration::MAX`) saturates: the first
     /// sample, then only the final one at shutdown.

@@ -748,7 +748,8 @@ async fn a_snapshot_behind_in_any_one_counter_records_nothing() {
     publisher.record(&last);
     let recorded = seen.all();
 
-    let lowered: [(&str, fn(&mut tickwheel::Stats)); 5] = [
+    type Lower = fn(&mut tickwheel::Stats);
+    let lowered: [(&str, Lower); 5] = [
         ("registered", |s| s.registered -= 1),
         ("fired", |s| s.fired -= 1),
         ("cancelled", |s| s.cancelled -= 1),
