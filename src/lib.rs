@@ -220,7 +220,11 @@
 //!   backoff on the wheel.
 //! - **`hyper`**: [`Timer`] implements `hyper::rt::Timer`, so
 //!   `builder.timer(timer.clone())` runs hyper 1.x's timers (the HTTP/1
-//!   header-read timeout, HTTP/2 keep-alive pings) on the wheel.
+//!   header-read timeout, HTTP/2 keep-alive pings) on the wheel. Where
+//!   hyper-util's `.timer(TokioTimer::new())` was, `.timer(HyperTimer::new())`
+//!   (`tickwheel::HyperTimer`) can be made anywhere, before any runtime, and
+//!   puts each sleep on the default timer of the runtime current when hyper
+//!   makes it, as [`time::sleep`] does.
 //! - **`metrics`**: the module `tickwheel::metrics`
 //!   publishes [`Timer::stats`] through the `metrics` facade, for any
 //!   exporter (Prometheus, StatsD, OpenTelemetry):
@@ -243,7 +247,8 @@
 //!   calls compile to nothing.
 //!
 //! The `backon` and `hyper` examples are on their trait impls, in
-//! [`Timer`]'s documentation; the `tower` and `http` ones in their modules'.
+//! [`Timer`]'s documentation (and `HyperTimer`'s own); the `tower` and
+//! `http` ones in their modules'.
 #![cfg_attr(
     feature = "tracing",
     doc = r#"
@@ -335,3 +340,7 @@ pub use crate::sleep::Sleep;
 pub use crate::stats::{Lateness, Stats};
 pub use crate::timeout::Timeout;
 pub use crate::timer::Timer;
+
+#[cfg(feature = "hyper")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
+pub use crate::integrations::HyperTimer;

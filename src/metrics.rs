@@ -62,8 +62,17 @@
 //!   sample (which counts the timers the shutdown cancelled). The task holds
 //!   no [`Timer`] handle, so it never keeps a timer running;
 //! - when its [`MetricsTask`] is dropped or [cancelled](MetricsTask::cancel),
-//!   unless it was [detached](MetricsTask::detach);
-//! - with the runtime, which it never keeps alive.
+//!   unless it was [detached](MetricsTask::detach): without a final sample;
+//! - with the runtime, which it never keeps alive: a runtime shutting down
+//!   drops its tasks without polling them again, the timer's driver among
+//!   them, in an order of its own. The task's final sample is then taken as
+//!   it is dropped, or, if it is dropped before the driver, by the timer's
+//!   shutdown once it has cancelled every timer: either way it counts the
+//!   timers the shutdown cancelled. A task the runtime dropped before it
+//!   ever ran takes that final sample alone; one whose handle was dropped
+//!   first (such as a `MetricsTask` held in `main`'s future, dropped when
+//!   `main` returns, before the runtime) takes none: hold the handle where
+//!   the runtime is dropped, or detach it, to flush the counts at exit.
 //!
 //! # Recorders
 //!
@@ -72,8 +81,10 @@
 //! what exporters install). A recorder set with
 //! [`with_local_recorder`][with_local_recorder] only applies to
 //! the calling thread inside its closure: the task sees it only when the
-//! whole runtime, a current-thread one, runs inside that closure. For
-//! [`Publisher::record`], any recorder in scope where it is called.
+//! whole runtime, a current-thread one, runs inside that closure (and is
+//! dropped there, for the final sample taken when the runtime ends: a
+//! multi-thread runtime's workers drop its tasks, on threads of their own).
+//! For [`Publisher::record`], any recorder in scope where it is called.
 //!
 //! # Examples
 //!
@@ -492,15 +503,20 @@ impl Publisher {
     /// [module docs](self#waiting-and-stopping)).
     ///
     /// Samples come at a fixed rate on the timer's clock (at start, then
-    /// every `period`); after a stall (a busy runtime) the next one is one
-    /// period after the late one, without a burst of catch-up samples. A
+    /// every `period`): one late by less than a period keeps that grid;
+    /// after a stall that skipped a sample's time (a busy runtime) the next
+    /// one is one period after the late one, without a burst of catch-up
+    /// samples. A
     /// zero `period` is raised to the timer's [`tick`](Timer::tick); one too
     /// long for the clock (such as `Duration::MAX`) saturates: the first
     /// sample, then only the final one at shutdown.
     ///
     /// It never panics: on a timer that has already shut down, the task
     /// records the timer's figures and ends at once; on a timer whose
-    /// runtime has ended, the task cannot run and records nothing.
+    /// runtime has ended, the task cannot run: the runtime drops it at once,
+    /// and it records only the final sample, before `spawn` returns. A
+    /// recorder that panics in a final sample taken as the runtime drops the
+    /// task has that panic contained (the runtime's shutdown goes on).
     ///
     /// # Examples
     ///
@@ -524,17 +540,16 @@ impl Publisher {
         } else {
             period
         };
-        let samples = Arc::new(AtomicU64::new(0));
-        let task = timer.runtime().spawn(publish(
-            timer.inner().clone(),
-            self,
-            period,
-            samples.clone(),
-        ));
+        let state = Arc::new(TaskState::default());
+        let publishing = Publishing {
+            inner: timer.inner().clone(),
+            publisher: Some(self),
+            state: state.clone(),
+        };
+        let task = timer.runtime().spawn(publish(publishing, period));
         MetricsTask {
             task: Some(task),
-            cancelled: AtomicBool::new(false),
-            samples,
+            state,
             period,
         }
     }
@@ -566,18 +581,70 @@ fn record_lateness(histogram: &::metrics::Histogram, lateness: &LatenessHistogra
     }
 }
 
-/// The publishing task: sample, wait for the next period or the timer's
-/// shutdown, repeat; after a shutdown, one final sample.
-async fn publish(
+/// What a publishing task and its [`MetricsTask`] share.
+#[derive(Debug, Default)]
+struct TaskState {
+    samples: AtomicU64,
+    /// Set by the handle when it stops the task (dropped or cancelled):
+    /// the task then owes no final sample.
+    stopped: AtomicBool,
+}
+
+/// The publishing task's state, which owes a final sample until it has
+/// taken one. The task takes it itself when it sees the timer shut down;
+/// when the task is dropped first (its runtime shutting down drops every
+/// task without polling it again, the driver's included, in an order of its
+/// own; or it never ran), `Drop` hands the final sample to the timer's
+/// shutdown, which takes it once every shard is drained (at once if they
+/// are): the final sample counts the timers the shutdown cancelled either
+/// way.
+struct Publishing {
     inner: Arc<Inner>,
-    mut publisher: Publisher,
-    period: Duration,
-    samples: Arc<AtomicU64>,
-) {
+    /// `None` once the final sample is taken, or while a sample is being
+    /// recorded (so a recorder that panics leaves nothing owed).
+    publisher: Option<Publisher>,
+    state: Arc<TaskState>,
+}
+
+impl Publishing {
+    /// Records a sample; the last one if `last`.
+    fn sample(&mut self, last: bool) {
+        if let Some(mut publisher) = self.publisher.take() {
+            publisher.record(&stats_of(&self.inner));
+            self.state.samples.fetch_add(1, Ordering::Release);
+            if !last {
+                self.publisher = Some(publisher);
+            }
+        }
+    }
+}
+
+impl Drop for Publishing {
+    fn drop(&mut self) {
+        let Some(mut publisher) = self.publisher.take() else {
+            return;
+        };
+        if self.state.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        let state = self.state.clone();
+        self.inner.after_drain(Box::new(move |inner| {
+            // The handle may have stopped it meanwhile.
+            if !state.stopped.load(Ordering::Acquire) {
+                publisher.record(&stats_of(inner));
+                state.samples.fetch_add(1, Ordering::Release);
+            }
+        }));
+    }
+}
+
+/// The publishing task: sample, wait for the next period or the timer's
+/// shutdown, repeat; after a shutdown, one final sample (and if the task is
+/// dropped first, `Publishing`'s `Drop` sees to it).
+async fn publish(mut publishing: Publishing, period: Duration) {
     let mut next = Some(Instant::now());
     loop {
-        publisher.record(&stats_of(&inner));
-        samples.fetch_add(1, Ordering::Release);
+        publishing.sample(false);
         let now = Instant::now();
         next = next.and_then(|at| at.checked_add(period)).map(|at| {
             if at > now {
@@ -596,9 +663,8 @@ async fn publish(
         };
         tokio::select! {
             biased;
-            () = inner.shut_down_notice() => {
-                publisher.record(&stats_of(&inner));
-                samples.fetch_add(1, Ordering::Release);
+            () = publishing.inner.shut_down_notice() => {
+                publishing.sample(true);
                 return;
             }
             () = wait => {}
@@ -650,8 +716,7 @@ impl fmt::Debug for Publisher {
 pub struct MetricsTask {
     /// `None` once detached, or once `stopped` has seen the task end.
     task: Option<JoinHandle<()>>,
-    cancelled: AtomicBool,
-    samples: Arc<AtomicU64>,
+    state: Arc<TaskState>,
     period: Duration,
 }
 
@@ -682,7 +747,7 @@ impl MetricsTask {
     pub fn cancel(&self) -> bool {
         match &self.task {
             Some(task) if !task.is_finished() => {
-                let first = !self.cancelled.swap(true, Ordering::AcqRel);
+                let first = !self.state.stopped.swap(true, Ordering::AcqRel);
                 task.abort();
                 first
             }
@@ -730,7 +795,7 @@ impl MetricsTask {
     /// # }
     /// ```
     pub fn samples(&self) -> u64 {
-        self.samples.load(Ordering::Acquire)
+        self.state.samples.load(Ordering::Acquire)
     }
 
     /// The time between samples (a zero period given is raised to the
@@ -823,6 +888,7 @@ impl MetricsTask {
 impl Drop for MetricsTask {
     fn drop(&mut self) {
         if let Some(task) = &self.task {
+            self.state.stopped.store(true, Ordering::Release);
             task.abort();
         }
     }
@@ -868,5 +934,131 @@ impl Timer {
     #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     pub fn publish_metrics(&self, period: Duration) -> MetricsTask {
         Publisher::new().spawn(self, period)
+    }
+}
+
+#[cfg(all(test, not(tickwheel_loom)))]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use ::metrics::{
+        Counter, CounterFn, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    };
+    use tokio_test::{assert_pending, task};
+
+    use super::{publish, Publisher, Publishing, TaskState};
+    use crate::engine::wheel::watchdog::block_on_paused;
+    use crate::Timer;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    /// Counters' totals by name (gauges and histograms go nowhere).
+    #[derive(Clone, Default)]
+    struct Counters(Arc<Mutex<BTreeMap<String, u64>>>);
+
+    struct Cell(Counters, String);
+
+    impl CounterFn for Cell {
+        fn increment(&self, n: u64) {
+            *self.0 .0.lock().unwrap().entry(self.1.clone()).or_default() += n;
+        }
+        fn absolute(&self, n: u64) {
+            self.0 .0.lock().unwrap().insert(self.1.clone(), n);
+        }
+    }
+
+    impl Counters {
+        fn cancelled(&self) -> u64 {
+            let counters = self.0.lock().unwrap();
+            counters
+                .get("tickwheel_cancelled_total")
+                .copied()
+                .unwrap_or(0)
+        }
+    }
+
+    impl Recorder for Counters {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+            Counter::from_arc(Arc::new(Cell(self.clone(), key.name().to_owned())))
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+        fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::noop()
+        }
+    }
+
+    /// When the handle stops the task, if it does.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Stop {
+        Never,
+        BeforeTheRuntimeDropsIt,
+        AfterTheRuntimeDroppedIt,
+    }
+
+    /// A publishing task, polled once (its first sample), with 3 registered
+    /// sleeps on its timer, is dropped while the driver still runs (as a
+    /// shutting-down runtime may drop it before the driver); then the timer
+    /// shuts down. Returns the samples taken before the shutdown and after
+    /// it, and the cancellations recorded after it.
+    fn drop_the_task_before_the_driver(stop: Stop) -> (u64, u64, u64) {
+        let counters = Counters::default();
+        ::metrics::with_local_recorder(&counters, || {
+            block_on_paused(async {
+                let timer = Timer::new();
+                let mut sleeps: Vec<_> = (0..3).map(|_| task::spawn(timer.sleep(HOUR))).collect();
+                for sleep in &mut sleeps {
+                    assert_pending!(sleep.poll());
+                }
+                let state = Arc::new(TaskState::default());
+                let publishing = Publishing {
+                    inner: timer.inner().clone(),
+                    publisher: Some(Publisher::new()),
+                    state: state.clone(),
+                };
+                let mut task = task::spawn(publish(publishing, HOUR));
+                assert_pending!(task.poll());
+                let handle_stops = || state.stopped.store(true, super::Ordering::Release);
+                if stop == Stop::BeforeTheRuntimeDropsIt {
+                    handle_stops();
+                }
+                drop(task);
+                if stop == Stop::AfterTheRuntimeDroppedIt {
+                    handle_stops();
+                }
+                let before = state.samples.load(super::Ordering::Acquire);
+                assert_eq!(counters.cancelled(), 0, "recorded before the drain");
+                assert_eq!(timer.shutdown(), 3);
+                let after = state.samples.load(super::Ordering::Acquire);
+                (before, after, counters.cancelled())
+            })
+        })
+    }
+
+    /// Dropped before the driver, the task leaves its final sample to the
+    /// shutdown, which takes it once every shard is drained: it counts the
+    /// 3 sleeps the shutdown cancelled.
+    #[test]
+    fn a_task_dropped_before_the_shutdown_leaves_its_final_sample_to_it() {
+        assert_eq!(drop_the_task_before_the_driver(Stop::Never), (1, 2, 3));
+    }
+
+    /// A task its handle stopped owes no final sample, whether the handle
+    /// stopped it before the runtime dropped it or between that and the
+    /// shutdown.
+    #[test]
+    fn a_task_its_handle_stopped_takes_no_final_sample() {
+        for stop in [
+            Stop::BeforeTheRuntimeDropsIt,
+            Stop::AfterTheRuntimeDroppedIt,
+        ] {
+            assert_eq!(drop_the_task_before_the_driver(stop), (1, 1, 0));
+        }
     }
 }

@@ -13,10 +13,12 @@ use hyper::{body::Incoming, service::service_fn, Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{advance, Instant};
+use tokio_test::{assert_pending, assert_ready, task};
 
 use common::poll_once;
 
 const SECOND: Duration = Duration::from_secs(1);
+const MS: Duration = Duration::from_millis(1);
 
 /// `now` follows tokio's clock, which hyper needs: it computes deadlines as
 /// `timer.now() + timeout`. On the paused clock `std::time::Instant::now()`
@@ -245,4 +247,230 @@ async fn a_timely_request_is_served_and_the_next_head_is_timed_again() {
         "the first was dropped when the head came"
     );
     assert_eq!(stats.fired, 1);
+}
+
+// `tickwheel::HyperTimer`: hyper-util's `TokioTimer::new()` shape, each sleep
+// on the default timer of the runtime current when it is made.
+
+/// A current-thread runtime whose clock starts paused.
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+/// Made before any runtime exists, then used inside one: the sleep is an
+/// entry of that runtime's default timer, and fires exactly as a
+/// `tokio::time` sleep would on the paused clock (never early, woken by the
+/// advance that reaches its deadline).
+#[test]
+fn hyper_timer_made_outside_any_runtime_sleeps_on_the_current_ones_default() {
+    common::watchdog::within_30_s(|| {
+        let hyper_timer = tickwheel::HyperTimer::new();
+        paused_runtime().block_on(async move {
+            let start = Instant::now();
+            let mut sleep = task::spawn(HyperTimer::sleep(&hyper_timer, 2 * SECOND));
+            assert_pending!(sleep.poll());
+            let default = tickwheel::Timer::current();
+            assert_eq!(default.pending(), 1, "on the runtime's default timer");
+
+            advance(2 * SECOND - MS).await;
+            assert!(!sleep.is_woken(), "never early");
+            assert_pending!(sleep.poll());
+            advance(MS).await;
+            assert!(sleep.is_woken());
+            assert_ready!(sleep.poll());
+            assert_eq!(start.elapsed(), 2 * SECOND);
+
+            let deadline = HyperTimer::now(&hyper_timer) + 3 * SECOND;
+            assert_eq!(deadline, (start + 5 * SECOND).into_std(), "tokio's clock");
+            let mut until = task::spawn(HyperTimer::sleep_until(&hyper_timer, deadline));
+            assert_pending!(until.poll());
+            advance(3 * SECOND - MS).await;
+            assert!(!until.is_woken());
+            advance(MS).await;
+            assert!(until.is_woken());
+            assert_ready!(until.poll());
+            let stats = default.stats();
+            assert_eq!((stats.registered, stats.fired), (2, 2));
+        });
+    });
+}
+
+/// Serves one connection with hyper's header-read timeout on `builder`,
+/// whose client stays silent; returns how long the connection lived.
+async fn silent_connection(builder: &hyper::server::conn::http1::Builder) -> Duration {
+    let (_client, server) = tokio::io::duplex(1024);
+    let service = service_fn(|_: Request<Incoming>| async {
+        Ok::<_, Infallible>(Response::new(String::new()))
+    });
+    let start = Instant::now();
+    let result = builder
+        .serve_connection(TokioIo::new(server), service)
+        .await;
+    assert!(result.unwrap_err().is_timeout());
+    start.elapsed()
+}
+
+/// One connection builder, made outside any runtime, serves connections on
+/// two runtimes alive side by side: each connection's timeout is an entry
+/// of its own runtime's default timer, on that runtime's clock.
+#[test]
+fn one_hyper_timer_serves_two_runtimes_each_on_its_own_default_timer() {
+    common::watchdog::within_30_s(|| {
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(tickwheel::HyperTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT);
+        let (a, b) = (paused_runtime(), paused_runtime());
+        let a_timer = a.block_on(async { tickwheel::Timer::current() });
+        let b_timer = b.block_on(async { tickwheel::Timer::current() });
+
+        let lived = a.block_on(silent_connection(&builder));
+        assert_eq!(lived, HEADER_READ_TIMEOUT, "exact on the paused clock");
+        assert_eq!(a_timer.stats().fired, 1, "on a's default timer");
+        assert_eq!(b_timer.stats().registered, 0, "nothing on b's");
+
+        let lived = b.block_on(silent_connection(&builder));
+        assert_eq!(lived, HEADER_READ_TIMEOUT);
+        assert_eq!(b_timer.stats().fired, 1, "on b's default timer");
+        assert_eq!(a_timer.stats().registered, 1, "nothing more on a's");
+
+        // A multi-thread runtime too.
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let hyper_timer = tickwheel::HyperTimer::new();
+        let fired = multi.block_on(async move {
+            tokio::spawn(async move {
+                HyperTimer::sleep(&hyper_timer, 10 * MS).await;
+                tickwheel::Timer::current().stats().fired
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(fired, 1);
+        assert_eq!(a_timer.stats().registered + b_timer.stats().registered, 2);
+    });
+}
+
+/// `reset` moves a sleep in place, on the timer that made it, earlier or
+/// later, exactly, even from another runtime's context or from outside any
+/// runtime (as a reset `tokio::time::Sleep` stays on its runtime); a
+/// foreign sleep is replaced by one on the current runtime's default timer.
+#[test]
+fn hyper_timer_reset_keeps_the_sleep_on_its_timer() {
+    common::watchdog::within_30_s(|| {
+        let hyper_timer = tickwheel::HyperTimer::new();
+        let (a, b) = (paused_runtime(), paused_runtime());
+        let (a_timer, mut sleep, start) = a.block_on(async {
+            let mut sleep = task::spawn(HyperTimer::sleep(&hyper_timer, 60 * SECOND));
+            assert_pending!(sleep.poll());
+            (tickwheel::Timer::current(), sleep, Instant::now())
+        });
+        let b_timer = b.block_on(async {
+            // Reset from b's context: stays on a's timer.
+            HyperTimer::reset(&hyper_timer, &mut sleep, (start + 2 * SECOND).into_std());
+            tickwheel::Timer::current()
+        });
+        assert_eq!(b_timer.stats().registered, 0);
+        a.block_on(async {
+            assert_pending!(sleep.poll());
+            advance(2 * SECOND - MS).await;
+            assert!(!sleep.is_woken(), "never early");
+            advance(MS).await;
+            assert!(sleep.is_woken());
+            assert_ready!(sleep.poll());
+        });
+        // From outside any runtime: later, still in place.
+        HyperTimer::reset(&hyper_timer, &mut sleep, (start + 5 * SECOND).into_std());
+        a.block_on(async {
+            assert_pending!(sleep.poll());
+            advance(3 * SECOND - MS).await;
+            assert_pending!(sleep.poll());
+            advance(MS).await;
+            assert!(sleep.is_woken());
+            assert_ready!(sleep.poll());
+            assert_eq!(start.elapsed(), 5 * SECOND);
+        });
+        let stats = a_timer.stats();
+        assert_eq!(stats.registered, 2, "one entry, moved and re-armed");
+        assert_eq!(stats.cancelled, 0, "moved, never replaced");
+        assert_eq!(stats.fired, 2);
+
+        // A foreign sleep: replaced, on the current runtime's default timer.
+        b.block_on(async {
+            let start = Instant::now();
+            let mut foreign: Pin<Box<dyn HyperSleep>> =
+                Box::pin(Foreign(Box::pin(tokio::time::sleep(60 * SECOND))));
+            HyperTimer::reset(&hyper_timer, &mut foreign, (start + SECOND).into_std());
+            assert!(foreign
+                .as_mut()
+                .downcast_mut_pin::<tickwheel::Sleep>()
+                .is_some());
+            foreign.await;
+            assert_eq!(start.elapsed(), SECOND);
+        });
+        assert_eq!(b_timer.stats().fired, 1);
+    });
+}
+
+/// After the runtime's default timer was shut down by hand, new and reset
+/// sleeps fall back to `tokio::time`, exactly, without a panic in hyper's
+/// task.
+#[tokio::test(start_paused = true)]
+async fn hyper_timer_falls_back_to_tokio_after_the_default_timer_shut_down() {
+    let _watchdog = common::Watchdog::start();
+    let hyper_timer = tickwheel::HyperTimer::new();
+    let mut reset = HyperTimer::sleep(&hyper_timer, 60 * SECOND);
+    tickwheel::Timer::current().shutdown();
+    let start = Instant::now();
+    let mut sleep = task::spawn(HyperTimer::sleep(&hyper_timer, 2 * SECOND));
+    assert_pending!(sleep.poll());
+    advance(2 * SECOND - MS).await;
+    assert!(!sleep.is_woken());
+    advance(MS).await;
+    assert!(sleep.is_woken());
+    assert_ready!(sleep.poll());
+    HyperTimer::reset(&hyper_timer, &mut reset, (start + 4 * SECOND).into_std());
+    assert!(reset
+        .as_mut()
+        .downcast_mut_pin::<tickwheel::Sleep>()
+        .is_none());
+    reset.await;
+    assert_eq!(start.elapsed(), 4 * SECOND);
+}
+
+/// With no runtime current, `sleep` and `sleep_until` panic as
+/// `tickwheel::time::sleep` does, with the same message; `now` does not
+/// panic.
+#[test]
+fn hyper_timer_outside_any_runtime_panics_as_tickwheel_time_sleep() {
+    let hyper_timer = tickwheel::HyperTimer::new();
+    let message = |payload: Box<dyn std::any::Any + Send>| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .expect("a formatted panic message")
+    };
+    let ours =
+        std::panic::catch_unwind(|| drop(HyperTimer::sleep(&hyper_timer, SECOND))).unwrap_err();
+    let time = std::panic::catch_unwind(|| drop(tickwheel::time::sleep(SECOND))).unwrap_err();
+    let (ours, time) = (message(ours), message(time));
+    assert_eq!(ours, time);
+    assert!(ours.contains("runtime"), "{ours}");
+    let until = std::panic::catch_unwind(|| {
+        drop(HyperTimer::sleep_until(
+            &hyper_timer,
+            std::time::Instant::now() + SECOND,
+        ))
+    })
+    .unwrap_err();
+    assert_eq!(message(until), ours);
+    let before = std::time::Instant::now();
+    assert!(HyperTimer::now(&hyper_timer) >= before);
 }

@@ -579,3 +579,269 @@ fn the_final_sample_comes_after_the_shutdown_drained_every_shard() {
         });
     });
 }
+
+/// A runtime of `workers` worker threads (0: a current-thread one) on the
+/// real clock, for the tests that drop a runtime under a publisher.
+fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    let mut builder = if workers == 0 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(workers);
+        builder
+    };
+    builder.enable_all().build().unwrap()
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// The issue's trigger: a publisher at a 1 h period and 7 registered
+/// sleeps on a runtime, `spacers` other tasks spawned between the timer
+/// and the publisher (which moves the two tasks about in the runtime's
+/// task list, so either may be dropped first at shutdown); the runtime is
+/// dropped. The final sample counts the 7 timers the shutdown cancelled.
+fn final_sample_when_the_runtime_is_dropped(workers: usize, label: &'static str, spacers: usize) {
+    let seen = Seen(label);
+    let rt = runtime(workers);
+    let (timer, task, sleeps) = rt.block_on(async {
+        let timer = Timer::new();
+        for _ in 0..spacers {
+            tokio::spawn(std::future::pending::<()>());
+        }
+        let mut sleeps: Vec<_> = (0..7).map(|_| task::spawn(timer.sleep(HOUR))).collect();
+        for sleep in &mut sleeps {
+            assert_pending!(sleep.poll());
+        }
+        let task = seen.publisher().spawn(&timer, HOUR);
+        // The first sample (on a multi-thread runtime, on another thread).
+        while task.samples() == 0 {
+            sleep(MS).await;
+        }
+        (timer, task, sleeps)
+    });
+    assert_eq!(task.samples(), 1, "{label}");
+    assert_eq!(seen.counter("tickwheel_cancelled_total"), Some(0));
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(7.0));
+
+    drop(rt);
+    assert_eq!(timer.stats().cancelled, 7, "{label}");
+    assert_eq!(
+        seen.counter("tickwheel_cancelled_total"),
+        Some(7),
+        "{label}: no final sample when the runtime was dropped"
+    );
+    assert_eq!(seen.gauge("tickwheel_pending"), Some(0.0), "{label}");
+    assert_eq!(task.samples(), 2, "{label}: the final sample, once");
+    assert!(task.is_finished());
+    for sleep in &sleeps {
+        assert!(sleep.is_woken(), "{label}: the shutdown woke every sleep");
+    }
+    assert_matches_stats(&seen, &timer);
+}
+
+/// The issue's trigger on a current-thread runtime: dropping it takes the
+/// final sample, which counts the 7 sleeps its shutdown cancelled.
+#[test]
+fn dropping_a_current_thread_runtime_takes_the_final_sample() {
+    common::watchdog::within_30_s(|| {
+        final_sample_when_the_runtime_is_dropped(0, "rt-drop-current", 0);
+    });
+}
+
+/// The same on a multi-thread runtime, whose workers drop the tasks, each
+/// from a task list of its own; the spacers move the publisher through its
+/// 8 task lists.
+#[test]
+fn dropping_a_multi_thread_runtime_takes_the_final_sample() {
+    common::watchdog::within_30_s(|| {
+        for spacers in 0..12 {
+            let label: &'static str =
+                Box::leak(format!("rt-drop-multi-{spacers}").into_boxed_str());
+            final_sample_when_the_runtime_is_dropped(2, label, spacers);
+        }
+    });
+}
+
+/// Whichever of the driver and the publisher the runtime drops first, the
+/// final sample comes after the shutdown counted its cancellations: the
+/// tasks spawned between them move the publisher to each of the
+/// current-thread runtime's task lists in turn (4 of them, dropped in
+/// order), before and after the driver's.
+#[test]
+fn the_final_sample_waits_for_the_driver_whichever_is_dropped_first() {
+    common::watchdog::within_30_s(|| {
+        for spacers in 0..8 {
+            let label: &'static str =
+                Box::leak(format!("rt-drop-order-{spacers}").into_boxed_str());
+            final_sample_when_the_runtime_is_dropped(0, label, spacers);
+        }
+    });
+}
+
+/// A detached task's final sample comes with the runtime's end too; a task
+/// whose handle was dropped inside the runtime records nothing more (the
+/// handle stopped it); a task the runtime never ran, or that was spawned
+/// after the runtime ended, records the final sample alone.
+#[test]
+fn detached_dropped_and_never_run_publishers_at_the_runtimes_end() {
+    common::watchdog::within_30_s(|| {
+        let detached = Seen("rt-drop-detached");
+        let stopped = Seen("rt-drop-stopped");
+        let never_ran = Seen("rt-drop-never-ran");
+        let rt = runtime(0);
+        let (timer, never_ran_task, held) = rt.block_on(async {
+            let timer = Timer::new();
+            detached.publisher().spawn(&timer, HOUR).detach();
+            let stopped_task = stopped.publisher().spawn(&timer, HOUR);
+            let mut held = task::spawn(timer.sleep(HOUR));
+            assert_pending!(held.poll());
+            tokio::task::yield_now().await;
+            drop(stopped_task);
+            // Spawned last, and the runtime ends before it runs.
+            let never_ran_task = never_ran.publisher().spawn(&timer, HOUR);
+            (timer, never_ran_task, held)
+        });
+        let stopped_before = stopped.all();
+        assert_eq!(never_ran_task.samples(), 0);
+        drop(rt);
+        assert_eq!(timer.stats().cancelled, 1);
+        assert_eq!(detached.counter("tickwheel_cancelled_total"), Some(1));
+        assert_eq!(
+            stopped.all(),
+            stopped_before,
+            "a stopped task sampled again"
+        );
+        assert_eq!(never_ran.counter("tickwheel_cancelled_total"), Some(1));
+        assert_eq!(never_ran_task.samples(), 1, "the final sample alone");
+        assert!(held.is_woken());
+
+        // Spawned once the runtime has ended: the task cannot run, and the
+        // runtime drops it at once, which takes the final sample.
+        let late = Seen("rt-drop-late");
+        let late_task = late.publisher().spawn(&timer, HOUR);
+        assert_eq!(late_task.samples(), 1);
+        assert_eq!(late.counter("tickwheel_cancelled_total"), Some(1));
+    });
+}
+
+/// A snapshot behind the last one in any single counter (the others equal)
+/// records nothing but the gauges, and the next one counts from the last
+/// one recorded. Snapshots of one timer only ever fall behind in some
+/// counters at once (fired without new registrations, for one), so each
+/// counter is checked alone, on copies of a real snapshot.
+#[tokio::test(start_paused = true)]
+async fn a_snapshot_behind_in_any_one_counter_records_nothing() {
+    let _watchdog = common::Watchdog::start();
+    let seen = Seen("behind_one");
+    let mut publisher = seen.publisher();
+    let timer = Timer::new();
+    timer.sleep(100 * MS).await;
+    let older_lateness = timer.stats().lateness_histogram;
+    timer.sleep(100 * MS).await;
+    drop(timer.sleep(SECOND));
+    let mut last = timer.stats();
+    // Every counter at least 1 above zero (wake panics are rare; the copy
+    // says some happened).
+    last.cancelled = last.cancelled.max(2);
+    last.wake_panics = 2;
+    assert!(last.registered >= 2 && last.fired >= 2 && last.wakeups >= 1);
+    publisher.record(&last);
+    let recorded = seen.all();
+
+    type Lower = fn(&mut tickwheel::Stats);
+    let lowered: [(&str, Lower); 5] = [
+        ("registered", |s| s.registered -= 1),
+        ("fired", |s| s.fired -= 1),
+        ("cancelled", |s| s.cancelled -= 1),
+        ("wakeups", |s| s.wakeups -= 1),
+        ("wake_panics", |s| s.wake_panics -= 1),
+    ];
+    for (counter, lower) in lowered {
+        let mut behind = last.clone();
+        lower(&mut behind);
+        publisher.record(&behind);
+        assert_eq!(seen.all(), recorded, "{counter} behind: recorded");
+    }
+    let mut behind = last.clone();
+    behind.lateness_histogram = older_lateness;
+    publisher.record(&behind);
+    assert_eq!(seen.all(), recorded, "lateness behind: recorded");
+
+    // The next snapshot counts from the last one recorded.
+    let mut next = last.clone();
+    next.fired += 1;
+    next.wake_panics += 1;
+    publisher.record(&next);
+    assert_eq!(seen.counter("tickwheel_fired_total"), Some(last.fired + 1));
+    assert_eq!(seen.counter("tickwheel_wake_panics_total"), Some(3));
+    assert_eq!(
+        seen.counter("tickwheel_registered_total"),
+        Some(last.registered)
+    );
+}
+
+/// Samples keep their grid after a sample late by less than a period; after
+/// a stall that skipped a sample time (exactly one, or more) the next comes
+/// a full period after the late one: no catch-up sample.
+#[tokio::test(start_paused = true)]
+async fn after_a_stall_samples_keep_the_grid_or_restart_from_the_late_one() {
+    let _watchdog = common::Watchdog::start();
+    let timer = Timer::new();
+    let task = Publisher::new().spawn(&timer, SECOND);
+    // Moves the clock by `by` at once (the task waits through it), lets the
+    // task run, and returns the samples taken so far.
+    let samples_after = |by: Duration| {
+        let task = &task;
+        async move {
+            tokio::time::advance(by).await;
+            tokio::task::yield_now().await;
+            task.samples()
+        }
+    };
+    assert_eq!(samples_after(Duration::ZERO).await, 1, "at 0 s");
+    // Late by half a period: at 1.5 s, then on the grid at 2 s.
+    assert_eq!(samples_after(1500 * MS).await, 2);
+    assert_eq!(samples_after(500 * MS - MS).await, 2);
+    assert_eq!(samples_after(MS).await, 3, "at 2 s, the grid kept");
+    // The 3 s sample skipped, to the instant of the next: at 4 s, then 5 s.
+    assert_eq!(samples_after(2 * SECOND).await, 4, "one late sample at 4 s");
+    assert_eq!(samples_after(SECOND - MS).await, 4, "no catch-up sample");
+    assert_eq!(samples_after(MS).await, 5, "at 5 s");
+    // Skipped by one and a half periods: at 7.5 s, then 8.5 s.
+    assert_eq!(
+        samples_after(2500 * MS).await,
+        6,
+        "one late sample at 7.5 s"
+    );
+    assert_eq!(samples_after(SECOND - MS).await, 6, "no catch-up sample");
+    assert_eq!(samples_after(MS).await, 7, "at 8.5 s");
+}
+
+/// A task the timer's shutdown ended reports it: finished, and `cancel`
+/// has nothing left to stop. `Debug` shows the settings and the progress.
+#[tokio::test(start_paused = true)]
+async fn a_task_ended_by_shutdown_is_finished_and_cannot_be_cancelled() {
+    let _watchdog = common::Watchdog::start();
+    let timer = Timer::new();
+    let publisher = Publisher::new().prefix("dbg").label("test", "debug");
+    let shown = format!("{publisher:?}");
+    assert!(
+        shown.contains(r#"prefix: "dbg""#) && shown.contains("recorded: false"),
+        "{shown}"
+    );
+    let task = publisher.spawn(&timer, SECOND);
+    tokio::task::yield_now().await;
+    assert!(!task.is_finished());
+    let shown = format!("{task:?}");
+    assert!(
+        shown.contains("period: 1s")
+            && shown.contains("samples: 1")
+            && shown.contains("finished: false"),
+        "{shown}"
+    );
+    timer.shutdown();
+    tokio::task::yield_now().await;
+    assert!(task.is_finished());
+    assert!(!task.cancel(), "ended by the shutdown, not by this cancel");
+    assert!(format!("{task:?}").contains("samples: 2"));
+}

@@ -2,8 +2,9 @@
 //! task: the handle (`timer.rs`) and the driver (`driver.rs`) both reach down
 //! to it, and it reaches up to neither.
 
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
@@ -13,6 +14,7 @@ use crate::engine::clock::{Clock, TimeSource};
 use crate::engine::shard::{self, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::trace::debug;
+use crate::engine::unwind::run_contained;
 use crate::engine::wheel::Wheel;
 
 /// Validated settings, from [`Builder`](crate::Builder).
@@ -43,8 +45,12 @@ pub(crate) struct Inner {
     /// so that it is not a timer of its own in the stats it reports).
     stopped: Notify,
     /// Set once a shutdown has drained every shard, just before `stopped`
-    /// is told: the shutdown flag itself is set before the drain.
+    /// is told: the shutdown flag itself is set before the drain. Stored
+    /// under the `after_drain` lock, so work handed to `after_drain` either
+    /// sees it set or is run by the shutdown that sets it.
     drained: AtomicBool,
+    /// Work waiting for the shutdown's drain (see `after_drain`).
+    after_drain: Mutex<AfterDrain>,
     config: Config,
 }
 
@@ -85,6 +91,7 @@ impl Inner {
             runtime: handle.clone(),
             stopped: Notify::new(),
             drained: AtomicBool::new(false),
+            after_drain: Mutex::new(AfterDrain::default()),
             config,
         })
     }
@@ -106,13 +113,51 @@ impl Inner {
         // concurrent one holding its lock before this call took it: the
         // counters are final. Only then is the shutdown announced, so a
         // last look at the statistics sees every cancellation.
-        self.drained.store(true, Ordering::Release);
+        let waiting = {
+            let mut waiting = self.lock_after_drain();
+            self.drained.store(true, Ordering::Release);
+            std::mem::take(&mut waiting.0)
+        };
         self.shared.nudge();
         self.stopped.notify_waiters();
         if first || total > 0 {
             debug!("timer shut down", woken = total as u64);
         }
+        // Last: this may be the driver's exit guard, and nothing here may
+        // keep it from waking the tasks above.
+        for work in waiting {
+            run_contained(|| work(self));
+        }
         total
+    }
+
+    /// Runs `work` once the timer has shut down and drained every shard,
+    /// so the statistics it reads count every timer the shutdown cancelled:
+    /// at once if that has happened, else at the end of the shutdown, on
+    /// the thread that shuts the timer down (the driver's exit guard, when
+    /// its runtime drops it; or a `Timer::shutdown` call). A panic in
+    /// `work` is contained. Work handed over before a shutdown that never
+    /// comes (a runtime leaked, never dropped) is never run.
+    ///
+    /// For the metrics publisher's final sample when its runtime drops it:
+    /// the runtime drops its tasks in an order of its own, the publisher's
+    /// possibly before the driver's, whose exit guard shuts the timer down.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn after_drain(&self, work: DrainedWork) {
+        let mut waiting = self.lock_after_drain();
+        if !self.drained.load(Ordering::Acquire) {
+            waiting.0.push(work);
+            return;
+        }
+        drop(waiting);
+        run_contained(|| work(self));
+    }
+
+    fn lock_after_drain(&self) -> std::sync::MutexGuard<'_, AfterDrain> {
+        // The lock is never held while user code runs; poison is harmless.
+        self.after_drain
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Resolves once the timer has shut down and drained every shard (at
@@ -158,6 +203,21 @@ impl Inner {
 
     pub(crate) fn shard(&self) -> &Arc<Shard> {
         &self.shards[shard::index_for_current_thread(self.shards.len())]
+    }
+}
+
+/// Work that reads a drained timer's state (see [`Inner::after_drain`]).
+pub(crate) type DrainedWork = Box<dyn FnOnce(&Inner) + Send>;
+
+/// Work waiting for a shutdown's drain.
+#[derive(Default)]
+struct AfterDrain(Vec<DrainedWork>);
+
+impl fmt::Debug for AfterDrain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AfterDrain")
+            .field("waiting", &self.0.len())
+            .finish()
     }
 }
 
