@@ -1241,3 +1241,100 @@ fn reset_on_a_never_bound_queue_panics_as_a_stale_key() {
     assert!(queue.try_remove(&key).is_none());
     queue.reset(&key, ms(5));
 }
+
+// ---------------------------------------------------------------------------
+// Far items: beyond the queue's ring (512 ticks), in its overflow array (up
+// to 64 laps on) or its map (later), as most real items are (issue 26).
+
+/// The ways an item becomes due at once: a zero delay or a passed instant,
+/// inserted or reset to.
+#[derive(Debug, Clone, Copy)]
+enum Passed {
+    InsertZero,
+    InsertAtPassed,
+    ResetZero,
+    ResetAtPassed,
+}
+
+const PASSED: [Passed; 4] = [
+    Passed::InsertZero,
+    Passed::InsertAtPassed,
+    Passed::ResetZero,
+    Passed::ResetAtPassed,
+];
+
+/// Makes an item due at once in `queue`, the way `how` says: a new one,
+/// `"passed"`, or the item of `spare` (not yet due), which the reset
+/// variants move. Returns its key.
+fn make_passed(
+    queue: &mut DelayQueue<&'static str>,
+    how: Passed,
+    spare: &Key,
+    past: Instant,
+) -> Key {
+    match how {
+        Passed::InsertZero => queue.insert("passed", Duration::ZERO),
+        Passed::InsertAtPassed => queue.insert_at("passed", past),
+        Passed::ResetZero => {
+            queue.reset(spare, Duration::ZERO);
+            *spare
+        }
+        Passed::ResetAtPassed => {
+            queue.reset_at(spare, past);
+            *spare
+        }
+    }
+}
+
+/// An item that was far when inserted and whose deadline has passed comes
+/// out before one inserted (or reset) due at once after that, when the
+/// clock passed both with no poll of the queue in between, as tokio-util's
+/// does; `peek` names it meanwhile. On the default tick (1.1 s: the
+/// overflow array; 40 s: the map), on a tick that is not a whole number of
+/// milliseconds, and on a timer built off tokio's millisecond grid.
+#[test]
+fn a_passed_insert_comes_out_behind_far_items_that_came_due_first() {
+    watched(|| async {
+        let odd_tick = || {
+            Timer::builder()
+                .tick(Duration::from_nanos(1_000_003))
+                .build()
+                .unwrap()
+        };
+        let timers: [(fn() -> Timer, u64); 3] = [(Timer::new, 0), (odd_tick, 0), (Timer::new, 337)];
+        for (build, off_grid_us) in timers {
+            for far in [ms(1_100), Duration::from_secs(40)] {
+                for how in PASSED {
+                    advance(Duration::from_micros(off_grid_us)).await;
+                    let timer = build();
+                    let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+                    let start = Instant::now();
+                    let a = queue.insert("far", far);
+                    let spare = queue.insert("spare", far * 3);
+                    assert_pending!(queue.poll_next());
+                    advance(far + ms(100)).await;
+                    // Between the far item's deadline and now.
+                    let past = start + far + ms(50);
+                    let b = make_passed(&mut queue, how, &spare, past);
+                    let case = format!("{how:?}, far {far:?}, tick {:?}", timer.tick());
+                    let passed = match how {
+                        Passed::InsertZero | Passed::InsertAtPassed => "passed",
+                        Passed::ResetZero | Passed::ResetAtPassed => "spare",
+                    };
+                    assert_eq!(queue.peek(), Some(a), "{case}");
+                    let first = assert_ready!(queue.poll_next()).unwrap();
+                    assert_eq!(first.into_inner(), "far", "{case}");
+                    assert_eq!(queue.peek(), Some(b), "{case}");
+                    let second = assert_ready!(queue.poll_next()).unwrap();
+                    assert_eq!(second.into_inner(), passed, "{case}");
+                    if matches!(how, Passed::InsertZero | Passed::InsertAtPassed) {
+                        assert_eq!(queue.peek(), Some(spare), "{case}");
+                        assert_pending!(queue.poll_next());
+                    } else {
+                        assert!(assert_ready!(queue.poll_next()).is_none(), "{case}");
+                    }
+                }
+            }
+        }
+    });
+}

@@ -278,7 +278,17 @@ impl Buckets {
             let ring = self.next_busy();
             if self.due != NIL {
                 let due_tick = self.tick_of(slab.at(self.due).deadline.offset());
-                if ring.is_none_or(|(_, tick)| due_tick <= tick || tick > seen) {
+                // With the ring empty, a far lap whose move-in tick has
+                // passed may hold items due before the `due` list's first
+                // (the clock passed them with no poll): it moves in first.
+                // Ring ticks all come before far laps, so a busy ring
+                // decides alone.
+                let lap_first = ring.is_none()
+                    && self.overflow.first().is_some_and(|lap| {
+                        self.geometry.move_in_tick(lap) <= seen
+                            && self.geometry.first_tick(lap) <= due_tick
+                    });
+                if !lap_first && ring.is_none_or(|(_, tick)| due_tick <= tick || tick > seen) {
                     let index = self.due;
                     self.unlink(slab, index);
                     return Some(index);
