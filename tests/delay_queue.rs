@@ -1338,3 +1338,37 @@ fn a_passed_insert_comes_out_behind_far_items_that_came_due_first() {
         }
     });
 }
+
+/// Removing the earliest far item, or moving it later, moves the waiting
+/// task's wake-up to the next item: the task is not woken with nothing due
+/// (as when the items are near, and as tokio-util's). Items at 20 s (the
+/// overflow array) and 40 s, or at 40 s and 60 s (the map).
+#[test]
+fn removing_or_delaying_the_earliest_far_item_moves_the_wake_up() {
+    watched(|| async {
+        for (first, second) in [(20, 40), (40, 60)] {
+            for delay in [false, true] {
+                let timer = Timer::new();
+                let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+                let start = Instant::now();
+                let earliest = queue.insert("first", Duration::from_secs(first));
+                queue.insert("second", Duration::from_secs(second));
+                assert_pending!(queue.poll_next());
+                if delay {
+                    queue.reset(&earliest, Duration::from_secs(second + 40));
+                } else {
+                    queue.remove(&earliest);
+                }
+                let case = format!("{first} s and {second} s, delayed: {delay}");
+                advance(Duration::from_secs(first + 5)).await;
+                assert!(!queue.is_woken(), "woken with nothing due: {case}");
+                assert_pending!(queue.poll_next());
+                advance(Duration::from_secs(second - first - 5)).await;
+                assert!(queue.is_woken(), "{case}");
+                let out = assert_ready!(queue.poll_next()).unwrap();
+                assert_eq!(out.into_inner(), "second", "{case}");
+                assert_eq!(start.elapsed(), Duration::from_secs(second), "{case}");
+            }
+        }
+    });
+}
