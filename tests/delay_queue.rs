@@ -1372,3 +1372,28 @@ fn removing_or_delaying_the_earliest_far_item_moves_the_wake_up() {
         }
     });
 }
+
+/// Items of the same far tick (beyond the ring when inserted, as items
+/// inserted together with the same timeout are): `peek` names the one that
+/// comes out next, each time.
+#[test]
+fn peek_names_what_comes_out_next_among_far_ties() {
+    watched(|| async {
+        for far in [Duration::from_secs(2), Duration::from_secs(60)] {
+            let timer = Timer::new();
+            let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+            for value in 0..3 {
+                queue.insert(value, far);
+            }
+            assert_pending!(queue.poll_next());
+            advance(far).await;
+            assert!(queue.is_woken());
+            for _ in 0..3 {
+                let next = queue.peek();
+                let out = assert_ready!(queue.poll_next()).unwrap();
+                assert_eq!(next, Some(out.key()), "{far:?}, item {}", out.get_ref());
+            }
+            assert!(assert_ready!(queue.poll_next()).is_none());
+        }
+    });
+}

@@ -403,6 +403,8 @@ impl Buckets {
         // order hold items of that lap.
         let mut best = (self.due != NIL)
             .then(|| (self.tick_of(slab.at(self.due).deadline.offset()), self.due));
+        // The earliest item of a list, the first of its ties: a ring
+        // bucket hands out its head first.
         let scan = |head: u32, best: &mut Option<(u64, u32)>| {
             let mut at = head;
             while at != NIL {
@@ -426,7 +428,24 @@ impl Buckets {
             if best.is_some_and(|(b, _)| b < self.geometry.first_tick(lap)) {
                 break;
             }
-            scan(head, &mut best);
+            // A far lap's earliest item, the last of its ties: moving the
+            // lap into the ring pushes each item in turn onto the front of
+            // its bucket, which reverses their order.
+            let mut lap_best: Option<(u64, u32)> = None;
+            let mut at = head;
+            while at != NIL {
+                let item = slab.at(at);
+                let tick = self.tick_of(item.deadline.offset());
+                if lap_best.is_none_or(|(b, _)| tick <= b) {
+                    lap_best = Some((tick, at));
+                }
+                at = item.next();
+            }
+            if let Some((tick, at)) = lap_best {
+                if best.is_none_or(|(b, _)| tick < b) {
+                    best = Some((tick, at));
+                }
+            }
         }
         best.map(|(_, at)| at)
             .or((self.never != NIL).then_some(self.never))
