@@ -1249,18 +1249,18 @@ fn reset_on_a_never_bound_queue_panics_as_a_stale_key() {
 /// The ways an item becomes due at once: a zero delay or a passed instant,
 /// inserted or reset to.
 #[derive(Debug, Clone, Copy)]
-enum Passed {
+enum MadeDue {
     InsertZero,
     InsertAtPassed,
     ResetZero,
     ResetAtPassed,
 }
 
-const PASSED: [Passed; 4] = [
-    Passed::InsertZero,
-    Passed::InsertAtPassed,
-    Passed::ResetZero,
-    Passed::ResetAtPassed,
+const PASSED: [MadeDue; 4] = [
+    MadeDue::InsertZero,
+    MadeDue::InsertAtPassed,
+    MadeDue::ResetZero,
+    MadeDue::ResetAtPassed,
 ];
 
 /// Makes an item due at once in `queue`, the way `how` says: a new one,
@@ -1268,18 +1268,18 @@ const PASSED: [Passed; 4] = [
 /// variants move. Returns its key.
 fn make_passed(
     queue: &mut DelayQueue<&'static str>,
-    how: Passed,
+    how: MadeDue,
     spare: &Key,
     past: Instant,
 ) -> Key {
     match how {
-        Passed::InsertZero => queue.insert("passed", Duration::ZERO),
-        Passed::InsertAtPassed => queue.insert_at("passed", past),
-        Passed::ResetZero => {
+        MadeDue::InsertZero => queue.insert("passed", Duration::ZERO),
+        MadeDue::InsertAtPassed => queue.insert_at("passed", past),
+        MadeDue::ResetZero => {
             queue.reset(spare, Duration::ZERO);
             *spare
         }
-        Passed::ResetAtPassed => {
+        MadeDue::ResetAtPassed => {
             queue.reset_at(spare, past);
             *spare
         }
@@ -1318,8 +1318,8 @@ fn a_passed_insert_comes_out_behind_far_items_that_came_due_first() {
                     let b = make_passed(&mut queue, how, &spare, past);
                     let case = format!("{how:?}, far {far:?}, tick {:?}", timer.tick());
                     let passed = match how {
-                        Passed::InsertZero | Passed::InsertAtPassed => "passed",
-                        Passed::ResetZero | Passed::ResetAtPassed => "spare",
+                        MadeDue::InsertZero | MadeDue::InsertAtPassed => "passed",
+                        MadeDue::ResetZero | MadeDue::ResetAtPassed => "spare",
                     };
                     assert_eq!(queue.peek(), Some(a), "{case}");
                     let first = assert_ready!(queue.poll_next()).unwrap();
@@ -1327,7 +1327,7 @@ fn a_passed_insert_comes_out_behind_far_items_that_came_due_first() {
                     assert_eq!(queue.peek(), Some(b), "{case}");
                     let second = assert_ready!(queue.poll_next()).unwrap();
                     assert_eq!(second.into_inner(), passed, "{case}");
-                    if matches!(how, Passed::InsertZero | Passed::InsertAtPassed) {
+                    if matches!(how, MadeDue::InsertZero | MadeDue::InsertAtPassed) {
                         assert_eq!(queue.peek(), Some(spare), "{case}");
                         assert_pending!(queue.poll_next());
                     } else {
