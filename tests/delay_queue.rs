@@ -1241,3 +1241,159 @@ fn reset_on_a_never_bound_queue_panics_as_a_stale_key() {
     assert!(queue.try_remove(&key).is_none());
     queue.reset(&key, ms(5));
 }
+
+// ---------------------------------------------------------------------------
+// Far items: beyond the queue's ring (512 ticks), in its overflow array (up
+// to 64 laps on) or its map (later), as most real items are (issue 26).
+
+/// The ways an item becomes due at once: a zero delay or a passed instant,
+/// inserted or reset to.
+#[derive(Debug, Clone, Copy)]
+enum MadeDue {
+    InsertZero,
+    InsertAtPassed,
+    ResetZero,
+    ResetAtPassed,
+}
+
+const PASSED: [MadeDue; 4] = [
+    MadeDue::InsertZero,
+    MadeDue::InsertAtPassed,
+    MadeDue::ResetZero,
+    MadeDue::ResetAtPassed,
+];
+
+/// Makes an item due at once in `queue`, the way `how` says: a new one,
+/// `"passed"`, or the item of `spare` (not yet due), which the reset
+/// variants move. Returns its key.
+fn make_passed(
+    queue: &mut DelayQueue<&'static str>,
+    how: MadeDue,
+    spare: &Key,
+    past: Instant,
+) -> Key {
+    match how {
+        MadeDue::InsertZero => queue.insert("passed", Duration::ZERO),
+        MadeDue::InsertAtPassed => queue.insert_at("passed", past),
+        MadeDue::ResetZero => {
+            queue.reset(spare, Duration::ZERO);
+            *spare
+        }
+        MadeDue::ResetAtPassed => {
+            queue.reset_at(spare, past);
+            *spare
+        }
+    }
+}
+
+/// An item that was far when inserted and whose deadline has passed comes
+/// out before one inserted (or reset) due at once after that, when the
+/// clock passed both with no poll of the queue in between, as tokio-util's
+/// does; `peek` names it meanwhile. On the default tick (1.1 s: the
+/// overflow array; 40 s: the map), on a tick that is not a whole number of
+/// milliseconds, and on a timer built off tokio's millisecond grid.
+#[test]
+fn a_passed_insert_comes_out_behind_far_items_that_came_due_first() {
+    watched(|| async {
+        let odd_tick = || {
+            Timer::builder()
+                .tick(Duration::from_nanos(1_000_003))
+                .build()
+                .unwrap()
+        };
+        let timers: [(fn() -> Timer, u64); 3] = [(Timer::new, 0), (odd_tick, 0), (Timer::new, 337)];
+        for (build, off_grid_us) in timers {
+            for far in [ms(1_100), Duration::from_secs(40)] {
+                for how in PASSED {
+                    advance(Duration::from_micros(off_grid_us)).await;
+                    let timer = build();
+                    let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+                    let start = Instant::now();
+                    let a = queue.insert("far", far);
+                    let spare = queue.insert("spare", far * 3);
+                    assert_pending!(queue.poll_next());
+                    advance(far + ms(100)).await;
+                    // Between the far item's deadline and now.
+                    let past = start + far + ms(50);
+                    let b = make_passed(&mut queue, how, &spare, past);
+                    let case = format!("{how:?}, far {far:?}, tick {:?}", timer.tick());
+                    let passed = match how {
+                        MadeDue::InsertZero | MadeDue::InsertAtPassed => "passed",
+                        MadeDue::ResetZero | MadeDue::ResetAtPassed => "spare",
+                    };
+                    assert_eq!(queue.peek(), Some(a), "{case}");
+                    let first = assert_ready!(queue.poll_next()).unwrap();
+                    assert_eq!(first.into_inner(), "far", "{case}");
+                    assert_eq!(queue.peek(), Some(b), "{case}");
+                    let second = assert_ready!(queue.poll_next()).unwrap();
+                    assert_eq!(second.into_inner(), passed, "{case}");
+                    if matches!(how, MadeDue::InsertZero | MadeDue::InsertAtPassed) {
+                        assert_eq!(queue.peek(), Some(spare), "{case}");
+                        assert_pending!(queue.poll_next());
+                    } else {
+                        assert!(assert_ready!(queue.poll_next()).is_none(), "{case}");
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Removing the earliest far item, or moving it later, moves the waiting
+/// task's wake-up to the next item: the task is not woken with nothing due
+/// (as when the items are near, and as tokio-util's). Items at 20 s (the
+/// overflow array) and 40 s, or at 40 s and 60 s (the map).
+#[test]
+fn removing_or_delaying_the_earliest_far_item_moves_the_wake_up() {
+    watched(|| async {
+        for (first, second) in [(20, 40), (40, 60)] {
+            for delay in [false, true] {
+                let timer = Timer::new();
+                let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+                let start = Instant::now();
+                let earliest = queue.insert("first", Duration::from_secs(first));
+                queue.insert("second", Duration::from_secs(second));
+                assert_pending!(queue.poll_next());
+                if delay {
+                    queue.reset(&earliest, Duration::from_secs(second + 40));
+                } else {
+                    queue.remove(&earliest);
+                }
+                let case = format!("{first} s and {second} s, delayed: {delay}");
+                advance(Duration::from_secs(first + 5)).await;
+                assert!(!queue.is_woken(), "woken with nothing due: {case}");
+                assert_pending!(queue.poll_next());
+                advance(Duration::from_secs(second - first - 5)).await;
+                assert!(queue.is_woken(), "{case}");
+                let out = assert_ready!(queue.poll_next()).unwrap();
+                assert_eq!(out.into_inner(), "second", "{case}");
+                assert_eq!(start.elapsed(), Duration::from_secs(second), "{case}");
+            }
+        }
+    });
+}
+
+/// Items of the same far tick (beyond the ring when inserted, as items
+/// inserted together with the same timeout are): `peek` names the one that
+/// comes out next, each time.
+#[test]
+fn peek_names_what_comes_out_next_among_far_ties() {
+    watched(|| async {
+        for far in [Duration::from_secs(2), Duration::from_secs(60)] {
+            let timer = Timer::new();
+            let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+            for value in 0..3 {
+                queue.insert(value, far);
+            }
+            assert_pending!(queue.poll_next());
+            advance(far).await;
+            assert!(queue.is_woken());
+            for _ in 0..3 {
+                let next = queue.peek();
+                let out = assert_ready!(queue.poll_next()).unwrap();
+                assert_eq!(next, Some(out.key()), "{far:?}, item {}", out.get_ref());
+            }
+            assert!(assert_ready!(queue.poll_next()).is_none());
+        }
+    });
+}

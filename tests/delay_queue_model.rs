@@ -3,8 +3,11 @@
 //! with a task waiting on the queue. Ticks include odd lengths (1.000003 ms,
 //! 3.700001 ms, 7.919993 ms) whose boundaries miss tokio's millisecond grid,
 //! and timers built after the clock moved some microseconds (an origin off
-//! that grid). Each case runs under a watchdog, so a task that is never
-//! woken fails the case instead of hanging it.
+//! that grid). Delays reach past the queue's ring into its overflow array
+//! and map; some steps leave the queue unpolled, so the clock passes items
+//! before a passed insert or reset lands; and the earliest item of each
+//! level is removed or moved later. Each case runs under a watchdog, so a
+//! task that is never woken fails the case instead of hanging it.
 
 use std::collections::BTreeMap;
 use std::task::Poll;
@@ -34,24 +37,76 @@ enum Op {
     Reset(usize, u64),
     ResetAt(usize, i64),
     ResetNever(usize),
+    /// Removes the earliest item at least [`level_span`] of the level out.
+    RemoveEarliest(usize),
+    /// Moves the earliest item at least [`level_span`] of the level out
+    /// later, by `.1` ms.
+    DelayEarliest(usize, u64),
     Clear,
     /// Microseconds, so the clock stops between ticks and off the
     /// millisecond grid.
     Advance(u64),
 }
 
+/// One step: an operation, then (if `poll`) the waiting task drains the
+/// queue. Unpolled steps let the clock pass items before the next insert
+/// or reset, as a task busy elsewhere does.
+#[derive(Debug, Clone)]
+struct Step {
+    op: Op,
+    poll: bool,
+}
+
+/// Delays in ms: near (in the ring at every tick), far (past a 512-slot
+/// ring at 1 ms: the overflow array), and very far (past the array at 1 ms
+/// and 10 ms: the map).
+fn delay() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        4 => 0u64..400,
+        2 => 0u64..40_000,
+        1 => 0u64..400_000,
+    ]
+}
+
+/// A deadline relative to now in ms: near, passed by a little, or passed
+/// by as much as the far advances move the clock.
+fn relative() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        4 => -30i64..400,
+        1 => -400_000i64..0,
+        1 => 0i64..400_000,
+    ]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0u64..400).prop_map(Op::Insert),
-        2 => (-30i64..400).prop_map(Op::InsertAt),
+        4 => delay().prop_map(Op::Insert),
+        2 => relative().prop_map(Op::InsertAt),
         1 => Just(Op::InsertNever),
         3 => any::<usize>().prop_map(Op::Remove),
-        2 => (any::<usize>(), 0u64..400).prop_map(|(i, d)| Op::Reset(i, d)),
-        1 => (any::<usize>(), -30i64..400).prop_map(|(i, d)| Op::ResetAt(i, d)),
+        2 => (any::<usize>(), delay()).prop_map(|(i, d)| Op::Reset(i, d)),
+        1 => (any::<usize>(), relative()).prop_map(|(i, d)| Op::ResetAt(i, d)),
         1 => any::<usize>().prop_map(Op::ResetNever),
+        1 => (0usize..3).prop_map(Op::RemoveEarliest),
+        1 => ((0usize..3), delay()).prop_map(|(l, d)| Op::DelayEarliest(l, d)),
         1 => Just(Op::Clear),
-        5 => (0u64..120_000).prop_map(Op::Advance),
+        4 => (0u64..120_000).prop_map(Op::Advance),
+        1 => (0u64..40_000_000).prop_map(Op::Advance),
+        1 => (0u64..400_000_000).prop_map(Op::Advance),
     ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    (op(), prop::bool::weighted(0.7)).prop_map(|(op, poll)| Step { op, poll })
+}
+
+/// How far out the earliest item of each level at least is: level 0 the
+/// whole queue, level 1 past the ring's two laps (the overflow), level 2
+/// past the overflow array's 64 laps after those (the map), for a ring of
+/// `slots` ticks of `tick`.
+fn level_span(level: usize, slots: usize, tick: Duration) -> Duration {
+    let laps = [0, 2, 66][level];
+    tick * (laps * slots) as u32
 }
 
 /// What the model knows of an item.
@@ -74,12 +129,14 @@ enum Last {
 /// `check_wakes`: also check that the waiting task is woken whenever
 /// something comes due (see the ignored test below for why odd ticks skip
 /// it for now).
-fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_wakes: bool) {
+fn run_model(slots: usize, tick: Duration, origin_us: u64, steps: Vec<Step>, check_wakes: bool) {
     paused("delay_queue_model", WATCHDOG, move || async move {
         // A timer built off the millisecond grid its runtime started on.
         advance(Duration::from_micros(origin_us)).await;
         let origin = Instant::now();
         let timer = Timer::builder().slots(slots).tick(tick).build().unwrap();
+        // The queue's ring: the timer's slots, at most 512.
+        let ring = timer.slots().min(512);
         let mut queue = DelayQueue::with_timer(&timer);
         let mut model: BTreeMap<u64, (Key, Modelled)> = BTreeMap::new();
         let mut keys: Vec<Key> = Vec::new();
@@ -88,6 +145,9 @@ fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_w
         let polled = waiting.enter(|cx, _| queue.poll_expired(cx));
         assert!(matches!(polled, Poll::Ready(None)));
         let mut last = Last::Empty;
+        // Since the last drain, something woke the task for a reason: an
+        // item came due, the queue emptied, an insert after `Ready(None)`.
+        let mut excused = false;
         // The tick boundary a deadline rounds up to.
         let boundary = |deadline: Instant| {
             let ns = deadline.saturating_duration_since(origin).as_nanos();
@@ -99,10 +159,19 @@ fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_w
             if rel >= 0 {
                 now + ms(rel as u64)
             } else {
-                now - ms(rel.unsigned_abs())
+                now.checked_sub(ms(rel.unsigned_abs())).unwrap_or(origin)
             }
         };
-        for op in ops {
+        // The live item with the earliest deadline at least `span` out.
+        let earliest = |model: &BTreeMap<u64, (Key, Modelled)>, span: Duration| {
+            let from = Instant::now() + span;
+            model
+                .iter()
+                .filter_map(|(v, (k, item))| Some((item.deadline?, *v, *k)))
+                .filter(|(d, _, _)| span.is_zero() || *d >= from)
+                .min_by_key(|(d, v, _)| (*d, *v))
+        };
+        for Step { op, poll } in steps {
             let now = Instant::now();
             let mut inserted = false;
             match op {
@@ -159,6 +228,25 @@ fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_w
                         }
                         (None, None) => {}
                         (got, want) => panic!("try_remove gave {got:?}, model has {want:?}"),
+                    }
+                }
+                Op::RemoveEarliest(level) => {
+                    if let Some((_, value, key)) = earliest(&model, level_span(level, ring, tick)) {
+                        assert_eq!(*queue.remove(&key).get_ref(), value);
+                        model.remove(&value);
+                    }
+                }
+                Op::DelayEarliest(level, extra) => {
+                    if let Some((deadline, value, key)) =
+                        earliest(&model, level_span(level, ring, tick))
+                    {
+                        let later = deadline + ms(extra);
+                        queue.reset_at(&key, later);
+                        assert_eq!(queue.deadline(&key), later);
+                        model.get_mut(&value).unwrap().1 = Modelled {
+                            deadline: Some(later),
+                            due_at_once: later <= now,
+                        };
                     }
                 }
                 Op::Reset(i, _) | Op::ResetAt(i, _) | Op::ResetNever(i) if !keys.is_empty() => {
@@ -224,13 +312,42 @@ fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_w
                 }
                 _ => {}
             }
+            excused |= due_now || model.is_empty() || last == Last::Empty;
+            // Nor is it woken for nothing: with nothing due it is woken at
+            // most two ring laps before the earliest item's tick (when a
+            // far item moves into the ring), never for an item removed or
+            // moved later. A wake is judged at the step that shows it: an
+            // advance (the model as it is) or an operation (the model as it
+            // leaves it); later steps may move the items it was for.
+            if last == Last::Pending && !excused && waiting.is_woken() {
+                excused = true;
+                let first = earliest(&model, Duration::ZERO).map(|(d, _, _)| boundary(d));
+                assert!(
+                    first.is_some_and(|first| first <= now + tick * (2 * ring) as u32),
+                    "{op:?}: woken at {:?} with nothing due; the earliest item's tick is at {:?}",
+                    now - origin,
+                    first.map(|first| first - origin)
+                );
+            }
+            if !poll {
+                continue;
+            }
             // The task drains the queue: exactly the items due by now come
-            // out, in tick order, none early.
+            // out, in tick order, none early, each the one `peek` named.
             let (out, ended) = tokio::task::unconstrained(async {
                 let mut out = Vec::new();
                 loop {
+                    let peeked = queue.peek();
                     match waiting.enter(|cx, _| queue.poll_expired(cx)) {
-                        Poll::Ready(Some(expired)) => out.push(expired),
+                        Poll::Ready(Some(expired)) => {
+                            assert_eq!(
+                                peeked,
+                                Some(expired.key()),
+                                "peek named another item than came out ({:?})",
+                                expired.get_ref()
+                            );
+                            out.push(expired)
+                        }
                         Poll::Ready(None) => return (out, true),
                         Poll::Pending => return (out, false),
                     }
@@ -238,6 +355,7 @@ fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_w
             })
             .await;
             last = if ended { Last::Empty } else { Last::Pending };
+            excused = false;
             let mut last_tick = None;
             for expired in &out {
                 let value = *expired.get_ref();
@@ -265,6 +383,17 @@ fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_w
             }
             assert_eq!(queue.len(), model.len());
             assert_eq!(ended, model.is_empty(), "Ready(None) exactly when empty");
+            // What waits: `peek` names an item of the earliest tick (one
+            // that never comes due only if nothing else is left).
+            let first = earliest(&model, Duration::ZERO).map(|(d, _, _)| boundary(d));
+            let peeked = queue.peek().map(|key| {
+                let (_, (_, item)) = model.iter().find(|(_, (k, _))| *k == key).unwrap();
+                item.deadline.map(boundary)
+            });
+            match first {
+                Some(first) => assert_eq!(peeked, Some(Some(first)), "peek"),
+                None => assert_eq!(peeked.is_some(), !model.is_empty(), "peek"),
+            }
         }
     });
 }
@@ -273,6 +402,7 @@ fn run_model(slots: usize, tick: Duration, origin_us: u64, ops: Vec<Op>, check_w
 /// whose boundaries fall between its milliseconds.
 fn tick() -> impl Strategy<Value = Duration> {
     prop_oneof![
+        Just(Duration::from_millis(1)),
         Just(Duration::from_millis(10)),
         Just(Duration::from_nanos(1_000_003)),
         Just(Duration::from_nanos(3_700_001)),
@@ -292,13 +422,13 @@ proptest! {
         slots in prop_oneof![Just(1usize), Just(4usize), Just(512usize)],
         tick in tick(),
         origin_us in prop_oneof![Just(0u64), 0u64..20_000],
-        ops in proptest::collection::vec(op(), 1..80),
+        steps in proptest::collection::vec(step(), 1..80),
     ) {
         // The driver can miss a wake on ticks off tokio's millisecond grid
         // (`an_odd_tick_sleep_reset_back_and_forth_wakes_at_the_boundary`):
         // there only the wakes for an emptied queue and inserts are checked.
         let on_grid = tick.subsec_nanos() % 1_000_000 == 0;
-        run_model(slots, tick, origin_us, ops, on_grid);
+        run_model(slots, tick, origin_us, steps, on_grid);
     }
 
     /// With the wake check on odd ticks too: un-ignore once the driver
@@ -308,9 +438,9 @@ proptest! {
         slots in prop_oneof![Just(1usize), Just(4usize), Just(512usize)],
         tick in tick(),
         origin_us in prop_oneof![Just(0u64), 0u64..20_000],
-        ops in proptest::collection::vec(op(), 1..80),
+        steps in proptest::collection::vec(step(), 1..80),
     ) {
-        run_model(slots, tick, origin_us, ops, true);
+        run_model(slots, tick, origin_us, steps, true);
     }
 }
 
@@ -346,7 +476,10 @@ fn an_odd_tick_queue_wakes_its_task_at_the_boundary() {
             Advance(79736),
             Advance(26812),
             Advance(16851),
-        ],
+        ]
+        .into_iter()
+        .map(|op| Step { op, poll: true })
+        .collect(),
         true,
     );
 }

@@ -168,13 +168,6 @@ impl Buckets {
         self.tick.ceil(Clock::wheel_ns(offset))
     }
 
-    /// Whether the linked item at `index` heads its list. Only a head can
-    /// change what the queue waits for when it leaves or moves later: below
-    /// a head that stays, the bucket's tick is still due.
-    pub(super) fn heads_a_list<T>(slab: &Slab<T>, index: u32) -> bool {
-        slab.at(index).prev >= HEAD
-    }
-
     /// Whether ring bucket `bucket` is headed by an item due at `tick` (not
     /// one of a later lap, nor one moved later in place): the check behind
     /// both [`next_wake`](Buckets::next_wake) and
@@ -278,7 +271,17 @@ impl Buckets {
             let ring = self.next_busy();
             if self.due != NIL {
                 let due_tick = self.tick_of(slab.at(self.due).deadline.offset());
-                if ring.is_none_or(|(_, tick)| due_tick <= tick || tick > seen) {
+                // With the ring empty, a far lap whose move-in tick has
+                // passed may hold items due before the `due` list's first
+                // (the clock passed them with no poll): it moves in first.
+                // Ring ticks all come before far laps, so a busy ring
+                // decides alone.
+                let lap_first = ring.is_none()
+                    && self.overflow.first().is_some_and(|lap| {
+                        self.geometry.move_in_tick(lap) <= seen
+                            && self.geometry.first_tick(lap) <= due_tick
+                    });
+                if !lap_first && ring.is_none_or(|(_, tick)| due_tick <= tick || tick > seen) {
                     let index = self.due;
                     self.unlink(slab, index);
                     return Some(index);
@@ -353,10 +356,42 @@ impl Buckets {
                 "an item moved later in place from tick {tick} went to {placed:?}"
             );
         }
-        match self.overflow.first() {
-            Some(lap) => Wake::At(self.geometry.move_in_tick(lap)),
-            None => Wake::Never,
+        // The same for the first far lap: its items moved later in place
+        // past the lap go where their deadline says, so the wait is for a
+        // lap that still holds an item of its own.
+        while let Some(lap) = self.overflow.first() {
+            let head = self.overflow.head(lap);
+            if self.in_own_lap(slab, head, lap) {
+                return Wake::At(self.geometry.move_in_tick(lap));
+            }
+            self.unlink(slab, head);
+            let placed = self.link(slab, head, false);
+            debug_assert!(
+                matches!(placed, Placed::At(t) if self.geometry.lap(t) > lap)
+                    || placed == Placed::Never,
+                "an item moved later in place from lap {lap} went to {placed:?}"
+            );
         }
+        Wake::Never
+    }
+
+    /// Whether the item at `index`, linked in far lap `lap`'s list, comes
+    /// due in that lap (it was not moved later in place past it).
+    fn in_own_lap<T>(&self, slab: &Slab<T>, index: u32, lap: u64) -> bool {
+        let last = self.geometry.first_tick(lap + 1) - 1;
+        self.due_by(slab.at(index).deadline, last)
+    }
+
+    /// Whether the linked item at `index` may be what the queue's sleep,
+    /// set for `armed`, waits for: the head of a ring bucket whose deadline
+    /// rounds up to `armed` or earlier, or the head of a far lap (the sleep
+    /// waits for the first lap's move-in tick, before its items' ticks).
+    /// Only a head can change what the queue waits for when it leaves or
+    /// moves later: below a head that stays, its list is still due when it
+    /// was.
+    pub(super) fn may_hold_the_wake<T>(&self, slab: &Slab<T>, index: u32, armed: u64) -> bool {
+        let item = slab.at(index);
+        item.prev >= HEAD && (item.tag() == TAG_OVERFLOW || self.due_by(item.deadline, armed))
     }
 
     /// The item that comes out next (one of the earliest tick's), whether or
@@ -368,6 +403,8 @@ impl Buckets {
         // order hold items of that lap.
         let mut best = (self.due != NIL)
             .then(|| (self.tick_of(slab.at(self.due).deadline.offset()), self.due));
+        // The earliest item of a list, the first of its ties: a ring
+        // bucket hands out its head first.
         let scan = |head: u32, best: &mut Option<(u64, u32)>| {
             let mut at = head;
             while at != NIL {
@@ -391,7 +428,24 @@ impl Buckets {
             if best.is_some_and(|(b, _)| b < self.geometry.first_tick(lap)) {
                 break;
             }
-            scan(head, &mut best);
+            // A far lap's earliest item, the last of its ties: moving the
+            // lap into the ring pushes each item in turn onto the front of
+            // its bucket, which reverses their order.
+            let mut lap_best: Option<(u64, u32)> = None;
+            let mut at = head;
+            while at != NIL {
+                let item = slab.at(at);
+                let tick = self.tick_of(item.deadline.offset());
+                if lap_best.is_none_or(|(b, _)| tick <= b) {
+                    lap_best = Some((tick, at));
+                }
+                at = item.next();
+            }
+            if let Some((tick, at)) = lap_best {
+                if best.is_none_or(|(b, _)| tick < b) {
+                    best = Some((tick, at));
+                }
+            }
         }
         best.map(|(_, at)| at)
             .or((self.never != NIL).then_some(self.never))
@@ -446,7 +500,8 @@ impl Buckets {
     /// ask after every remove and reset: an item is due at `tick` (the head
     /// of its ring bucket is linked for it, not for a later lap nor moved
     /// later in place), or the ring is empty and `tick` is when the first
-    /// far lap moves in. `false` means "search".
+    /// far lap moves in, whose head comes due in it. `false` means
+    /// "search".
     pub(super) fn still_waits_for<T>(&self, slab: &Slab<T>, tick: u64) -> bool {
         if self.geometry.in_ring(self.elapsed, tick)
             && self.head_due_at(slab, self.geometry.bucket(tick), tick)
@@ -454,10 +509,10 @@ impl Buckets {
             return true;
         }
         self.busy_buckets == 0
-            && self
-                .overflow
-                .first()
-                .is_some_and(|lap| self.geometry.move_in_tick(lap) == tick)
+            && self.overflow.first().is_some_and(|lap| {
+                self.geometry.move_in_tick(lap) == tick
+                    && self.in_own_lap(slab, self.overflow.head(lap), lap)
+            })
     }
 
     /// The first non-empty bucket after `elapsed`, and its tick.

@@ -95,9 +95,13 @@ const QUEUE_SLOTS: usize = 512;
 /// task that saw it is woken by the next insert (as tokio-util's). Otherwise
 /// it returns `Pending` with one sleep set on the timer for the earliest
 /// item's tick (or, if every item waits for a deadline that never comes,
-/// such as `Duration::MAX`, for no tick); an insert or reset that comes due
-/// earlier moves that sleep, and removing the last item, `clear`, or the
-/// timer shutting down wakes the task so it sees `Ready(None)`: a task
+/// such as `Duration::MAX`, for no tick; and for an item beyond the queue's
+/// ring, for the tick up to two ring laps before its own when it moves into
+/// the ring, as tokio-util's wakes where its far levels cascade); an insert
+/// or reset that comes due earlier moves that sleep, and so does removing
+/// the earliest item or moving it later, near or far; removing the last
+/// item, `clear`, or the timer shutting down wakes the task so it sees
+/// `Ready(None)`: a task
 /// waiting on the queue never hangs. Each
 /// item it yields takes a unit of tokio's cooperative budget, so draining a
 /// long run of due items yields to the scheduler, as tokio's channels do.
@@ -530,16 +534,18 @@ impl<T> DelayQueue<T> {
     /// ```
     pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
         self.slab.get(*key)?;
-        let head = Buckets::heads_a_list(&self.slab, key.index);
+        // It may be what the sleep waits for: the head of the bucket of its
+        // tick, or of a far lap. An item due later, or below a head that
+        // stays, cannot be.
+        let waited_for = self
+            .buckets
+            .may_hold_the_wake(&self.slab, key.index, self.armed);
         self.buckets.unlink(&mut self.slab, key.index);
         let (item, key) = self.slab.remove(key.index);
         if self.slab.len() == 0 {
             // A task waiting on the queue sees it empty (`Ready(None)`).
             self.wake_parked();
-        } else if head && self.buckets.due_by(item.deadline, self.armed) {
-            // It may have been what the sleep waits for: the head of the
-            // bucket of its tick. An item due later, or below a head that
-            // stays, cannot have been.
+        } else if waited_for {
             self.rearm();
         }
         Some(self.expired(item.value, item.deadline, key))
@@ -623,10 +629,11 @@ impl<T> DelayQueue<T> {
         // is linked again when its bucket comes round. Nothing to wake: it
         // comes due later than before; but if it was what the waiting task
         // waits for, the sleep moves later.
-        let before = self.slab.at(key.index).deadline;
-        let head = Buckets::heads_a_list(&self.slab, key.index);
+        let waited_for = self
+            .buckets
+            .may_hold_the_wake(&self.slab, key.index, self.armed);
         if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
-            if head && self.buckets.due_by(before, self.armed) {
+            if waited_for {
                 self.rearm();
             }
             return;
