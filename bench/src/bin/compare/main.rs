@@ -119,8 +119,10 @@ mod report;
 mod resets;
 mod results;
 mod runs;
+mod shards;
 mod systems;
 mod targets;
+mod task_sleeps;
 mod trickle;
 mod workloads;
 
