@@ -88,6 +88,7 @@ pub fn run_w11(shards: Shards, sys: Sys, sizes: Sizes, out: &mut Figures) {
         (timer.stats().wakeups - wakeups_before) as f64,
     );
     emit(out, "idle_cpu_ms", idle_cpu as f64 / 1e6);
+    emit(out, "idle_ms", sizes.idle.as_secs_f64() * 1e3);
 
     // (c) W8's trickle on 2 workers, on this timer.
     let mut figures = Figures::new();

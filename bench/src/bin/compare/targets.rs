@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use crate::report::{fmt_opt, fmt_spread, ratio};
 use crate::results::{paired, PerRep, Results, Spread};
 use crate::runs::Variant;
-use crate::systems::{Busy, Sys, Work};
+use crate::systems::{Busy, Shards, Sys, Work};
 
 /// The ratios to tokio's medians (tokio's figure of the same repetition for
 /// W1 on 2 workers) that the targets ask of tickwheel's, at most; the report
@@ -35,6 +35,14 @@ pub const W8_P99_MAX: f64 = 1.1;
 pub const W12_P50_MAX: f64 = 1.25;
 pub const W12_P99_MAX: f64 = 1.0;
 pub const W12_WAKEUPS_MIN: f64 = 0.95;
+/// W9, on either runtime: tickwheel's CPU per sleep above the floor against
+/// tokio's (medians), at most.
+pub const W9_MAX: f64 = 0.5;
+/// W11: a new timer's heap at 64 shards, at most (bytes; 1 MB).
+pub const W11_HEAP_MAX_BYTES: f64 = 1e6;
+/// W11: the trickle's and W9's CPU at 64 shards against 4 shards (medians),
+/// at most.
+pub const W11_CPU_MAX: f64 = 1.1;
 /// W8's CPU seconds are shown to 0.1 ms: a `--quick` run takes about 15 ms.
 pub const W8_CPU_DIGITS: usize = 4;
 
@@ -282,10 +290,133 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     for work in [Work::W8, Work::W8Mt] {
         out.push(trickle_lateness(r, work));
     }
+    for work in [Work::W9Ct, Work::W9Mt] {
+        out.push(task_per_sleep(r, work));
+    }
+    out.push(shard_heap(r));
+    for (what, key, early) in [
+        ("trickle", "trickle_cpu_s", "trickle_early"),
+        ("W9", "w9_cpu_s", "w9_early"),
+    ] {
+        out.push(shard_cpu(r, what, key, early));
+    }
     for busy in Busy::ALL {
         out.push(busy_runtime(r, busy));
     }
     out
+}
+
+/// W9 on `work`'s runtime: tickwheel's median CPU per sleep above the floor
+/// (each repetition's less the floor of the same repetition) at most
+/// `W9_MAX` x tokio's, and no sleep early in any repetition.
+fn task_per_sleep(r: &Results, work: Work) -> Target {
+    let plain = Variant::Plain;
+    let key = "cpu_ns_per_op";
+    let tickwheel = r.overhead_spread_of(work, Sys::Tickwheel, plain, key);
+    let tokio = r.overhead_spread_of(work, Sys::Tokio, plain, key);
+    let early = r.per_rep(work, Sys::Tickwheel, plain, "early");
+    let x = ratio(median(tickwheel), median(tokio));
+    let runtime = if work == Work::W9Mt {
+        "2 workers"
+    } else {
+        "current-thread"
+    };
+    Target {
+        name: format!("W9 task per sleep, {runtime}"),
+        rule: format!(
+            "CPU per sleep above the floor <= {W9_MAX} x tokio's (medians); \
+             0 early in every repetition"
+        ),
+        met: all_of([
+            x.map(|x| x <= W9_MAX),
+            every_rep(&early, r.reps, |e| e == 0.0),
+        ]),
+        judged: true,
+        detail: format!(
+            "above the floor: tickwheel {} ns, tokio {} ns per sleep: {}x; early {}; \
+             floor {} ns per task",
+            fmt_spread(tickwheel, 0),
+            fmt_spread(tokio, 0),
+            fmt_opt(x, 2),
+            fmt_spread(Spread::of(early.values().copied()), 0),
+            fmt_spread(r.spread(work, Sys::Floor, plain, key), 0),
+        ),
+    }
+}
+
+/// `key` of W11 at `shards` (tickwheel, its only system).
+fn shard_figure(r: &Results, shards: Shards, key: &str) -> Option<Spread> {
+    r.spread(Work::W11(shards), Sys::Tickwheel, Variant::Plain, key)
+}
+
+/// `s` with every figure divided by `by`.
+fn scaled(s: Option<Spread>, by: f64) -> Option<Spread> {
+    s.map(|s| Spread {
+        min: s.min / by,
+        median: s.median / by,
+        max: s.max / by,
+    })
+}
+
+/// W11: a new timer at 64 shards holds at most `W11_HEAP_MAX_BYTES`
+/// (median).
+fn shard_heap(r: &Results) -> Target {
+    let heap = |shards| shard_figure(r, shards, "timer_bytes");
+    Target {
+        name: "W11 new timer's heap, 64 shards".into(),
+        rule: format!(
+            "<= {} KB (median)",
+            fmt_opt(Some(W11_HEAP_MAX_BYTES / 1e3), 0)
+        ),
+        met: median(heap(Shards::S64)).map(|b| b <= W11_HEAP_MAX_BYTES),
+        judged: true,
+        detail: Shards::ALL
+            .map(|shards| {
+                format!(
+                    "{} shards {} KB",
+                    shards.count(),
+                    fmt_spread(scaled(heap(shards), 1e3), 0)
+                )
+            })
+            .join(", "),
+    }
+}
+
+/// W11: `what`'s CPU (`key`) at 64 shards at most `W11_CPU_MAX` x at 4
+/// shards (medians), and none of its sleeps early (`early`) at any shard
+/// count in any repetition.
+fn shard_cpu(r: &Results, what: &str, key: &str, early: &str) -> Target {
+    let cpu = |shards| shard_figure(r, shards, key);
+    let x = ratio(median(cpu(Shards::S64)), median(cpu(Shards::S4)));
+    let early_per_rep: Vec<PerRep> = Shards::ALL
+        .map(|shards| r.per_rep(Work::W11(shards), Sys::Tickwheel, Variant::Plain, early))
+        .into();
+    Target {
+        name: format!("W11 {what} CPU, 64 shards vs 4"),
+        rule: format!(
+            "64 shards <= {W11_CPU_MAX} x 4 shards (medians); 0 early at every shard count \
+             in every repetition"
+        ),
+        met: all_of(
+            std::iter::once(x.map(|x| x <= W11_CPU_MAX)).chain(
+                early_per_rep
+                    .iter()
+                    .map(|e| every_rep(e, r.reps, |e| e == 0.0)),
+            ),
+        ),
+        judged: true,
+        detail: format!(
+            "{}: {}x 4 shards; early {}",
+            Shards::ALL
+                .map(|shards| format!("{} shards {} s", shards.count(), fmt_spread(cpu(shards), 4)))
+                .join(", "),
+            fmt_opt(x, 2),
+            fmt_spread(
+                Spread::of(early_per_rep.iter().flat_map(|e| e.values().copied())),
+                0
+            ),
+        ),
+    }
 }
 
 /// All of `parts` met (`None` if any cannot be judged).

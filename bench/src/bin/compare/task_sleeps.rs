@@ -155,6 +155,7 @@ pub fn tasks_sleeping(rt: &Runtime, sys: Sys, sizes: Sizes, out: &mut Figures) {
     let finished = n - shared.left.load(Ordering::Acquire);
     assert_eq!(finished, n, "every W9 task finished");
     emit(out, "tasks", n as f64);
+    emit(out, "spread_ms", sizes.spread.as_secs_f64() * 1e3);
     emit(out, "finished", finished as f64);
     emit(out, "window_s", window);
     emit(out, "cpu_s", cpu as f64 / 1e9);
