@@ -169,6 +169,15 @@ mod tests {
         for busy in crate::systems::Busy::ALL {
             assert_eq!(labels(Work::W12(busy), true), ["tickwheel", "tokio"]);
         }
+        // W9, a task per sleep: the floor, tickwheel's default timer and
+        // tokio's, on both runtimes (no alternative timer, as W8 on 2
+        // workers); W11: tickwheel alone at each shard count.
+        for work in [Work::W9Ct, Work::W9Mt] {
+            assert_eq!(labels(work, true), ["floor", "tickwheel", "tokio"]);
+        }
+        for shards in crate::systems::Shards::ALL {
+            assert_eq!(labels(Work::W11(shards), true), ["tickwheel"]);
+        }
         // The delay queues: tickwheel's and tokio-util's (the `tokio` system),
         // on a current-thread runtime, where the alternative timer does not
         // apply.

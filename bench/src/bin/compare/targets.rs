@@ -1208,4 +1208,194 @@ mod tests {
             None
         );
     }
+
+    /// W9 on `work` over two repetitions: (floor, tickwheel, tokio) CPU ns
+    /// per task per repetition, and tickwheel's early count per repetition.
+    fn w9(work: Work, figures: [(f64, f64, f64); 2], early: [f64; 2]) -> Results {
+        let mut r = Results::new(2);
+        let plain = Variant::Plain;
+        for (rep, (floor, tw, tokio)) in figures.into_iter().enumerate() {
+            for (sys, ns) in [
+                (Sys::Floor, floor),
+                (Sys::Tickwheel, tw),
+                (Sys::Tokio, tokio),
+            ] {
+                let run = Run {
+                    work,
+                    sys,
+                    variant: plain,
+                };
+                r.insert_one(run, rep, "cpu_ns_per_op", ns);
+            }
+        }
+        add(&mut r, work, "early", &[(Sys::Tickwheel, plain, &early)]);
+        r
+    }
+
+    #[test]
+    fn w9_is_judged_on_overheads_above_each_repetitions_floor() {
+        for (work, name) in [
+            (Work::W9Ct, "W9 task per sleep, current-thread"),
+            (Work::W9Mt, "W9 task per sleep, 2 workers"),
+        ] {
+            // Overheads: tickwheel 400 and 600 (median 500), tokio 900 and
+            // 1,100 (median 1,000): 0.5x. Against the raw figures (1,500
+            // against 2,000) it would be 0.75x.
+            let at = w9(
+                work,
+                [(1000.0, 1400.0, 1900.0), (1000.0, 1600.0, 2100.0)],
+                [0.0; 2],
+            );
+            let t = target(&at, name);
+            assert_eq!(t.met, Some(true), "{name}: {}", t.detail);
+            assert_eq!(
+                t.rule,
+                "CPU per sleep above the floor <= 0.5 x tokio's (medians); \
+                 0 early in every repetition"
+            );
+            assert_eq!(
+                t.detail,
+                "above the floor: tickwheel 400 / 500 / 600 ns, tokio 900 / 1000 / 1100 ns \
+                 per sleep: 0.50x; early 0; floor 1000 ns per task"
+            );
+            // Each repetition's own floor: repetition 2's floor is 1,200, so
+            // tickwheel's overheads are 400 and 400, tokio's 900 and 900:
+            // 0.44x, where one floor for both would give another ratio.
+            let own_floor = w9(
+                work,
+                [(1000.0, 1400.0, 1900.0), (1200.0, 1600.0, 2100.0)],
+                [0.0; 2],
+            );
+            let t = target(&own_floor, name);
+            assert_eq!(t.met, Some(true), "{name}: {}", t.detail);
+            assert!(t.detail.contains(": 0.44x;"), "{}", t.detail);
+            // The issue's figures: 1.11-1.18x on current-thread, 0.93-1.00x
+            // on 2 workers; and 0.51x.
+            for (tw, tokio) in [(1150.0, 1000.0), (960.0, 1000.0), (510.0, 1000.0)] {
+                let missed = w9(work, [(1000.0, 1000.0 + tw, 1000.0 + tokio); 2], [0.0; 2]);
+                assert_eq!(verdict(&missed, name), Some(false), "{name}: {tw}");
+            }
+            // Cheap enough, but one sleep early in one repetition.
+            let early = w9(work, [(1000.0, 1100.0, 2000.0); 2], [0.0, 1.0]);
+            assert_eq!(verdict(&early, name), Some(false), "{name}");
+            // Without the floor there is no overhead to judge.
+            let mut no_floor = Results::new(1);
+            add(
+                &mut no_floor,
+                work,
+                "cpu_ns_per_op",
+                &[
+                    (Sys::Tickwheel, Variant::Plain, &[1.0]),
+                    (Sys::Tokio, Variant::Plain, &[10.0]),
+                ],
+            );
+            add(
+                &mut no_floor,
+                work,
+                "early",
+                &[(Sys::Tickwheel, Variant::Plain, &[0.0])],
+            );
+            assert_eq!(verdict(&no_floor, name), None, "{name}");
+        }
+        // Each runtime is judged on its own figures only.
+        let ct = w9(Work::W9Ct, [(1000.0, 1100.0, 2000.0); 2], [0.0; 2]);
+        assert_eq!(
+            verdict(&ct, "W9 task per sleep, current-thread"),
+            Some(true)
+        );
+        assert_eq!(verdict(&ct, "W9 task per sleep, 2 workers"), None);
+    }
+
+    /// W11 over two repetitions: `key` per shard count (4, 16, 64) and
+    /// repetition.
+    fn w11(r: &mut Results, key: &str, figures: [[f64; 2]; 3]) {
+        for (shards, values) in Shards::ALL.into_iter().zip(figures) {
+            add(
+                r,
+                Work::W11(shards),
+                key,
+                &[(Sys::Tickwheel, Variant::Plain, &values)],
+            );
+        }
+    }
+
+    const W11_HEAP: &str = "W11 new timer's heap, 64 shards";
+
+    #[test]
+    fn w11_heap_is_judged_at_64_shards() {
+        let mut at = Results::new(2);
+        // 1 MB at 64 shards (median of 0.9 and 1.1 MB); 4 and 16 shards are
+        // not judged, however large.
+        w11(
+            &mut at,
+            "timer_bytes",
+            [[326e3, 326e3], [5e6, 5e6], [0.9e6, 1.1e6]],
+        );
+        let t = target(&at, W11_HEAP);
+        assert_eq!(t.met, Some(true), "{}", t.detail);
+        assert_eq!(t.rule, "<= 1000 KB (median)");
+        assert_eq!(
+            t.detail,
+            "4 shards 326 KB, 16 shards 5000 KB, 64 shards 900 / 1000 / 1100 KB"
+        );
+        // The issue's figures: 4.56 MB at 64 shards; and 1 byte above 1 MB.
+        for bytes in [4.56e6, 1e6 + 1.0] {
+            let mut r = Results::new(2);
+            w11(&mut r, "timer_bytes", [[326e3; 2], [1.17e6; 2], [bytes; 2]]);
+            assert_eq!(verdict(&r, W11_HEAP), Some(false), "{bytes}");
+        }
+        // Without the 64-shard child: not judged.
+        let mut r = Results::new(1);
+        add(
+            &mut r,
+            Work::W11(Shards::S4),
+            "timer_bytes",
+            &[(Sys::Tickwheel, Variant::Plain, &[1.0])],
+        );
+        assert_eq!(verdict(&r, W11_HEAP), None);
+    }
+
+    #[test]
+    fn w11_cpu_is_judged_at_64_shards_against_4() {
+        for (name, key, early) in [
+            (
+                "W11 trickle CPU, 64 shards vs 4",
+                "trickle_cpu_s",
+                "trickle_early",
+            ),
+            ("W11 W9 CPU, 64 shards vs 4", "w9_cpu_s", "w9_early"),
+        ] {
+            let with = |cpu: [[f64; 2]; 3], early_at_16: [f64; 2]| {
+                let mut r = Results::new(2);
+                w11(&mut r, key, cpu);
+                w11(&mut r, early, [[0.0; 2], early_at_16, [0.0; 2]]);
+                r
+            };
+            // 1.1x (medians: 0.11 against 0.1), though one repetition at 64
+            // is 1.3x; 16 shards is not judged.
+            let at = with([[0.09, 0.11], [0.5, 0.5], [0.09, 0.13]], [0.0; 2]);
+            let t = target(&at, name);
+            assert_eq!(t.met, Some(true), "{name}: {}", t.detail);
+            assert_eq!(
+                t.rule,
+                "64 shards <= 1.1 x 4 shards (medians); 0 early at every shard count \
+                 in every repetition"
+            );
+            assert_eq!(
+                t.detail,
+                "4 shards 0.0900 / 0.1000 / 0.1100 s, 16 shards 0.5000 s, \
+                 64 shards 0.0900 / 0.1100 / 0.1300 s: 1.10x 4 shards; early 0"
+            );
+            // The issue's trickle: 25-40% more at 64 shards.
+            let dear = with([[0.1; 2], [0.1; 2], [0.125; 2]], [0.0; 2]);
+            assert_eq!(verdict(&dear, name), Some(false), "{name}");
+            // Cheap, but a sleep early at 16 shards in one repetition.
+            let early_16 = with([[0.1; 2], [0.1; 2], [0.1; 2]], [0.0, 1.0]);
+            assert_eq!(verdict(&early_16, name), Some(false), "{name}");
+            // A repetition of the early count missing: not judged.
+            let mut missing = with([[0.1; 2], [0.1; 2], [0.1; 2]], [0.0; 2]);
+            missing.reps = 3;
+            assert_eq!(verdict(&missing, name), None, "{name}");
+        }
+    }
 }
