@@ -141,6 +141,14 @@ impl Work {
                 .is_some_and(|rest| rest.starts_with('-'))
     }
 
+    /// Whether this workload's children take turns with `other`'s within
+    /// each repetition, as a workload's systems do: W11's shard counts, whose
+    /// targets compare one count with another, so a noisy moment of the
+    /// machine weighs on all of them.
+    pub fn takes_turns_with(self, other: Work) -> bool {
+        matches!((self, other), (Work::W11(_), Work::W11(_)))
+    }
+
     pub fn systems(self) -> &'static [Sys] {
         match self {
             Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
@@ -260,6 +268,9 @@ pub struct Sizes {
     /// W9's tasks, each awaiting one sleep of up to `spread` (and W11's
     /// W9 part).
     pub w9_tasks: usize,
+    /// W11's idle window (W5's is longer: W11 runs three children per
+    /// repetition).
+    pub w11_idle: Duration,
     /// Child processes per (workload, system), unless `--reps` says otherwise.
     pub reps: usize,
 }
@@ -278,6 +289,7 @@ pub const FULL: Sizes = Sizes {
     trickle: Duration::from_secs(3),
     busy: Duration::from_secs(3),
     w9_tasks: 200_000,
+    w11_idle: Duration::from_secs(1),
     reps: 5,
 };
 
@@ -298,6 +310,7 @@ pub const QUICK: Sizes = Sizes {
     // of a quick run.
     busy: Duration::from_millis(300),
     w9_tasks: 20_000,
+    w11_idle: Duration::from_millis(300),
     reps: 2,
 };
 
