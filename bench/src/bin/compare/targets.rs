@@ -1,6 +1,7 @@
-//! The performance targets (issue "Precision and speed 3", and issue "On
-//! time under load" for W6's p50 against tokio's, W8's lateness on both
-//! runtimes and W12, at tickwheel's default settings), each MET or MISSED
+//! The performance targets (issue "Precision and speed 3"; issue "On time
+//! under load" for W6's p50 against tokio's, W8's lateness on both runtimes
+//! and W12, at tickwheel's default settings; issue "Speed 4" for W9 and
+//! W11, the latter against tickwheel itself at 4 shards), each MET or MISSED
 //! from one run's repetitions. A
 //! target on a ratio compares the medians, except W1 on 2 workers, which
 //! must hold in every repetition (tickwheel's figure of repetition k against
