@@ -20,7 +20,7 @@
 //! # The floor
 //!
 //! The floor (`floor`) runs the same tasks, each awaiting
-//! [`yield_once`](tickwheel_bench::yield_once) instead of the sleep: a
+//! [`yield_once`] instead of the sleep: a
 //! future that is pending once, waking its task through the task's own
 //! waker, and ready on the next poll. So the floor's task, like the sleeping
 //! one, is spawned, polled, suspended, woken through the runtime's waker
