@@ -16,7 +16,8 @@ CPU per operation, bytes, lateness. W5 (an idle runtime for 5 s) is left out:
 it counts wake-ups, which the check in `cargo test` (idle.rs) pins at 0.
 
 `--workloads` takes names as `compare --child` does, or a family: `w12` is
-W12's four configurations (`w12-1x100` ...). A workload the base's
+W12's four configurations (`w12-1x100` ...), `w11` W11's three shard counts
+(`w11-4` ...), which are tickwheel alone (no tokio column). A workload the base's
 `compare` does not know (its `--help` lists the names `--child` takes) runs
 from the working tree alone: its rows show `after` and `tokio`, marked
 "new: not at base", and no after/before.
@@ -28,14 +29,18 @@ import statistics
 import subprocess
 import sys
 
-WORKLOADS = ["w1ct", "w1mt", "w2", "w3", "w4", "w6", "w7", "w8", "w8mt", "w12", "dq1", "dq2",
-             "dq3"]
+WORKLOADS = ["w1ct", "w1mt", "w2", "w3", "w4", "w6", "w7", "w8", "w8mt", "w9ct", "w9mt", "w11",
+             "w12", "dq1", "dq2", "dq3"]
+# Workloads of tickwheel alone (W11: tickwheel at 4, 16 and 64 shards):
+# no tokio child to run beside them.
+TICKWHEEL_ONLY = ("w11",)
 # The figures compared, all lower-is-better; the others a child prints are
 # sizes and settings (fired, tick_ms, parallelism...). `early` must stay 0.
 COMPARED = ("ns_per_op", "cpu_ns_per_op", "cpu_ns_per_op_random", "cpu_s", "bytes_per_timer",
             "entry_bytes_per_pending", "bytes_per_item", "register_ns", "register_ns_0",
             "register_ns_1m", "insert_ns", "ns_per_reset", "p50_ms", "p99_ms", "late_p50_ms",
-            "late_p99_ms", "early")
+            "late_p99_ms", "early", "timer_bytes", "trickle_cpu_s", "w9_cpu_s", "trickle_early",
+            "w9_early")
 
 
 def build(root, target_dir):
@@ -119,6 +124,8 @@ def main():
                     figures = child(binary, workload, system, opts.quick)
                     for key, value in figures.items():
                         runs.setdefault((workload, system, key), {}).setdefault(label, []).append(value)
+            if workload.split("-")[0] in TICKWHEEL_ONLY:
+                continue
             for key, value in child(after, workload, "tokio", opts.quick).items():
                 runs.setdefault((workload, "tokio", key), {}).setdefault("tokio", []).append(value)
         print(f"repetition {rep + 1} of {opts.reps} done", file=sys.stderr)
@@ -134,7 +141,7 @@ def main():
             print(f"{workload:8} {system:9} {key:28} {'-':>12} {a:12.2f} {t}  new: not at base")
             continue
         b = statistics.median(by["before"])
-        if key == "early":
+        if key.endswith("early"):
             print(f"{workload:8} {system:9} {key:28} {b:12.0f} {a:12.0f}")
             continue
         ratio = a / b

@@ -1,22 +1,24 @@
-//! Every workload of the comparison (W1-W8, W12), for tickwheel, `tokio::time`,
-//! tokio's alternative timer (multi-thread workloads) and `pingora-timeout`,
-//! and the delay-queue workloads (DQ1-DQ3, tickwheel's `DelayQueue` against
-//! tokio-util's), in one run: a table of absolute figures (min / median /
-//! max over the repetitions) and ratios of the medians to `tokio::time`'s
-//! (tokio-util's for the delay queues), W8's and W12's own tables, a MET/MISSED
-//! line per target, and the W1-W7 ratios as a text chart and an SVG chart.
+//! Every workload of the comparison (W1-W9, W11, W12), for tickwheel,
+//! `tokio::time`, tokio's alternative timer (multi-thread workloads) and
+//! `pingora-timeout`, and the delay-queue workloads (DQ1-DQ3, tickwheel's
+//! `DelayQueue` against tokio-util's), in one run: a table of absolute
+//! figures (min / median / max over the repetitions) and ratios of the
+//! medians to `tokio::time`'s (tokio-util's for the delay queues), W8's,
+//! W9's, W11's and W12's own tables, a MET/MISSED line per target, and the
+//! W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
 //! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
 //! cargo run --release -p tickwheel-bench -- --quick # smaller sizes, 2 repetitions: development and CI
 //! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms, --workloads)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9ct,w9mt,w11
 //! ```
 //!
 //! `--workloads` runs only the workloads it names (comma-separated, as
-//! `--child` names them, or `w12` for W12's four configurations); the
-//! targets of the others say NO DATA, and the charts of the last full run
-//! are left as they are.
+//! `--child` names them, or `w11` for W11's three shard counts, `w12` for
+//! W12's four configurations); the targets of the others say NO DATA, and
+//! the charts of the last full run are left as they are.
 //!
 //! Each (workload, system) pair runs in its own child process (this binary
 //! re-executed with `--child <workload> <system>`), so one system's threads,
@@ -24,7 +26,8 @@
 //! leak into another's figures. A child prints `key=value` lines; the parent
 //! collects them. Every child runs once per repetition (5, `--reps`), the
 //! systems of a workload taking turns within each repetition, so a noisy
-//! moment of the machine weighs on all of them; targets on a ratio compare
+//! moment of the machine weighs on all of them (W11's shard counts take
+//! turns in the same way, see `runs::turns`); targets on a ratio compare
 //! medians, and W1 on 2 workers compares repetition by repetition.
 //!
 //! tokio's alternative timer (`runtime::Builder::enable_alt_timer`) needs
@@ -49,7 +52,10 @@
 //!   counting waker, all fired, then polled to completion and dropped:
 //!   process CPU time over the whole, and bytes per pending timer (the
 //!   element the caller stores plus the live-heap growth per timer, from a
-//!   counting global allocator).
+//!   counting global allocator). Its sleeps are never re-polled or dropped
+//!   by a task that awaited them (one shared waker, polled by hand): for
+//!   sleeps awaited by tasks, the pattern services run, W9 is the headline,
+//!   not W3.
 //! - W4 registration (`sleep(d)` + first poll, kept registered; `d` 1-5 s) in
 //!   chunks of 1,000 dropped untimed, with 0 and with 1M timers already
 //!   pending (due 10-1000 s out). Best of several rounds.
@@ -75,6 +81,24 @@
 //!   (`w8mt`, tickwheel at its default tick and tokio). What the 1 ms
 //!   default costs a lightly loaded service, and whether its sleeps are as
 //!   timely as tokio's there; see `trickle` for how it is paced.
+//! - W9 a task per sleep (issue "Speed 4"): 200k tasks (20k with
+//!   `--quick`) spawned by one task, each `async move { sleep(d).await }`
+//!   with `d` pseudo-random over 0-1 s (0-0.3 s with `--quick`), on a
+//!   current-thread runtime (`w9ct`) and on 2 workers (`w9mt`); tickwheel
+//!   through `tickwheel::time::sleep` on the runtime's default timer,
+//!   against `tokio::time::sleep`. Process CPU time from the first spawn to
+//!   the last task's end, per task, and its overhead above the floor (the
+//!   same tasks each awaiting a future that is pending once and wakes its
+//!   own task: the suspend, wake and second poll any wait costs, without a
+//!   timer); sleeps returned before their deadline (must be 0). See
+//!   `task_sleeps` for why that floor.
+//! - W11 shards (issue "Speed 4"): tickwheel alone, a timer built with
+//!   `Builder::shards(n)` for 4, 16 and 64 (a child each: `w11-4`,
+//!   `w11-16`, `w11-64`) installed as a 2-worker runtime's default: the
+//!   heap the new timer holds, its driver's wake-ups and the process's CPU
+//!   over 1 s idle (0.3 s with `--quick`) after one timer fired, W8's
+//!   trickle on it (process CPU) and W9's tasks on it (process CPU); see
+//!   `shards`.
 //! - W12 a busy runtime (issue "On time under load"): a multi-thread
 //!   runtime of 1 or 2 workers kept busy by 100 or 1,000 tasks, each looping
 //!   on `yield_now().await` plus 5 us of work, every tenth round sleeping a
@@ -99,8 +123,8 @@
 //! Files: `options` (the command line), `systems` (who and what is measured,
 //! at which sizes), `runs` (the children of one repetition, and running
 //! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads`, `resets`, `trickle` and `busy` (W1 to W8 and W12, run in a
-//! child),
+//! `workloads`, `resets`, `trickle`, `task_sleeps`, `shards` and `busy` (W1
+//! to W9, W11 and W12, run in a child),
 //! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
 //! `measure` (the counting allocator, CPU time and context switches),
 //! `results` (figures by repetition, min / median / max), `report` (the
@@ -119,8 +143,10 @@ mod report;
 mod resets;
 mod results;
 mod runs;
+mod shards;
 mod systems;
 mod targets;
+mod task_sleeps;
 mod trickle;
 mod workloads;
 
@@ -289,29 +315,30 @@ fn parent(options: &Options) -> ExitCode {
     let mut results = Results::new(reps);
     let mut failures = Vec::new();
     let works = options.workloads.clone().unwrap_or(Work::ALL.to_vec());
-    for work in works {
-        let runs = runs_of(work, &plan);
+    for group in runs::turns(&works) {
         for rep in 0..reps {
-            eprint!("  {} rep {}/{reps}:", work.name(), rep + 1);
-            for (i, &run) in runs.iter().enumerate() {
-                let sep = if i == 0 { " " } else { ", " };
-                let child_exe = match run.variant {
-                    Variant::AltTimer => alt.exe().unwrap_or(&exe),
-                    _ => &exe,
-                };
-                let t = Instant::now();
-                match runs::spawn(run, child_exe, quick) {
-                    Ok(figures) => {
-                        eprint!("{sep}{} {:.1} s", run.label(), t.elapsed().as_secs_f64());
-                        results.insert(run, rep, figures);
-                    }
-                    Err(e) => {
-                        eprint!("{sep}{} FAILED", run.label());
-                        failures.push(format!("repetition {}: {e}", rep + 1));
+            for &work in &group {
+                eprint!("  {} rep {}/{reps}:", work.name(), rep + 1);
+                for (i, &run) in runs_of(work, &plan).iter().enumerate() {
+                    let sep = if i == 0 { " " } else { ", " };
+                    let child_exe = match run.variant {
+                        Variant::AltTimer => alt.exe().unwrap_or(&exe),
+                        _ => &exe,
+                    };
+                    let t = Instant::now();
+                    match runs::spawn(run, child_exe, quick) {
+                        Ok(figures) => {
+                            eprint!("{sep}{} {:.1} s", run.label(), t.elapsed().as_secs_f64());
+                            results.insert(run, rep, figures);
+                        }
+                        Err(e) => {
+                            eprint!("{sep}{} FAILED", run.label());
+                            failures.push(format!("repetition {}: {e}", rep + 1));
+                        }
                     }
                 }
+                eprintln!();
             }
-            eprintln!();
         }
     }
 

@@ -5,7 +5,7 @@ use crate::systems::{Sys, Work};
 pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
                [--workloads LIST]
-       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
+       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|w11-4|w11-16|w11-64|w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
                [--quick] [--tick-ms N] [--alt-timer]
 
   --quick          smaller sizes and 2 repetitions: a smoke run (development, CI)
@@ -16,7 +16,8 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
   --w6-tick-ms N   the tick of W6's and W8's second tickwheel run, for comparison
                    with the default 1 ms tick (default 10, the default before 1 ms)
   --workloads LIST only these workloads, comma-separated: names as for --child,
-                   or a family (w12: its four configurations), e.g. w8,w8mt,w12;
+                   or a family (w11: its three shard counts; w12: its four
+                   configurations), e.g. w8,w8mt,w9ct,w9mt,w11,w12;
                    the targets of the others say NO DATA
 
   A child runs one workload for one system and prints key=value lines;
@@ -174,6 +175,22 @@ mod tests {
         // One configuration; `w1` is no family of `w1ct`/`w1mt` (no dash).
         let o = parse(&args("--workloads w12-2x1000")).unwrap();
         assert_eq!(o.workloads.unwrap(), [Work::W12(Busy::W2T1000)]);
+        // W9's two runtimes by name; W11's family in shard order.
+        use crate::systems::Shards;
+        let o = parse(&args("--workloads w11,w9mt,w9ct")).unwrap();
+        assert_eq!(
+            o.workloads.unwrap(),
+            [
+                Work::W9Ct,
+                Work::W9Mt,
+                Work::W11(Shards::S4),
+                Work::W11(Shards::S16),
+                Work::W11(Shards::S64),
+            ]
+        );
+        let o = parse(&args("--workloads w11-64")).unwrap();
+        assert_eq!(o.workloads.unwrap(), [Work::W11(Shards::S64)]);
+        assert!(parse(&args("--workloads w9")).is_err());
         assert!(parse(&args("--workloads w1")).is_err());
         assert!(parse(&args("--workloads w12,w99")).is_err());
         assert!(parse(&args("--workloads")).is_err());
@@ -208,6 +225,17 @@ mod tests {
             (child.work, child.sys),
             (Work::W12(crate::systems::Busy::W1T1000), Sys::Tickwheel)
         );
+        let child = parse(&args("--child w11-16 tickwheel --quick"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert_eq!(
+            (child.work, child.sys),
+            (Work::W11(crate::systems::Shards::S16), Sys::Tickwheel)
+        );
+        let child = parse(&args("--child w9mt floor")).unwrap().child.unwrap();
+        assert_eq!((child.work, child.sys), (Work::W9Mt, Sys::Floor));
+        assert!(parse(&args("--child w11 tickwheel")).is_err());
         assert!(parse(&args("--child w12 tokio")).is_err());
         assert!(parse(&args("--child w9 tokio")).is_err());
         assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());

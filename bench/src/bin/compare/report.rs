@@ -1,12 +1,13 @@
 //! The parent's report: the table of figures (min / median / max over the
 //! repetitions) with the ratios of the medians to `tokio::time`'s, the W1
-//! 2-worker figures per repetition, W8's and W12's tables, and the targets.
+//! 2-worker figures per repetition, W8's, W9's, W11's and W12's tables, and
+//! the targets.
 
 use std::fmt::Write as _;
 
 use crate::results::{paired, Results, Spread};
 use crate::runs::{Run, Variant};
-use crate::systems::{Busy, Sys, Work};
+use crate::systems::{Busy, Shards, Sys, Work};
 use crate::targets::{self, Target};
 
 pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -388,6 +389,8 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
     }
     s.push_str(&w1_mt_per_rep(r));
     s.push_str(&w8_table(r, notes.w6_tick_ms));
+    s.push_str(&w9_table(r));
+    s.push_str(&w11_table(r));
     s.push_str(&w12_table(r));
     s.push_str(&targets::table(targets));
     s
@@ -517,6 +520,121 @@ fn w8_table(r: &Results, tick_ms: u32) -> String {
             fmt_spread(figure("late_p50_ms"), 2),
             fmt_spread(figure("late_p90_ms"), 2),
             fmt_spread(figure("late_p99_ms"), 2),
+        );
+    }
+    s
+}
+
+/// W9, a task per sleep: per runtime, the floor, tickwheel and tokio, each
+/// figure min / median / max over the repetitions.
+fn w9_table(r: &Results) -> String {
+    let mut s = String::new();
+    let plain = Variant::Plain;
+    let size = |key| {
+        [Work::W9Ct, Work::W9Mt]
+            .into_iter()
+            .find_map(|work| r.get(work, Sys::Tokio, key))
+    };
+    let _ = writeln!(
+        s,
+        "\nW9 task per sleep: {} tasks spawned, each awaiting one sleep of a pseudo-random \
+         0-{} ms (tickwheel::time::sleep on the runtime's default timer, or \
+         tokio::time::sleep); the floor's tasks await instead a future pending once that wakes \
+         its own task. CPU: the process's, from the first spawn to the last task's end; above \
+         the floor: CPU per task less the floor's of the same repetition. W3's sleeps are never \
+         re-polled or dropped by a task that awaited them: W9 is the headline for sleeps \
+         awaited by tasks.\n",
+        fmt_opt(size("tasks"), 0),
+        fmt_opt(size("spread_ms"), 0),
+    );
+    let _ = writeln!(
+        s,
+        "| runtime | system | CPU s | CPU ns per task | above the floor, ns per sleep | \
+         above the floor / tokio's (medians) | early |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
+    for (work, runtime) in [(Work::W9Ct, "current-thread"), (Work::W9Mt, "2 workers")] {
+        let key = "cpu_ns_per_op";
+        let tokio = r.overhead_spread_of(work, Sys::Tokio, plain, key);
+        for (sys, label) in [
+            (Sys::Floor, "floor (no timer)"),
+            (Sys::Tickwheel, "tickwheel"),
+            (Sys::Tokio, "tokio::time"),
+        ] {
+            let overhead = r.overhead_spread_of(work, sys, plain, key);
+            let (above, to_tokio) = if sys == Sys::Floor {
+                ("-".to_string(), "-".to_string())
+            } else {
+                (
+                    fmt_spread(overhead, 0),
+                    fmt_opt(
+                        ratio(overhead.map(|o| o.median), tokio.map(|t| t.median)),
+                        2,
+                    ),
+                )
+            };
+            let _ = writeln!(
+                s,
+                "| {runtime} | {label} | {} | {} | {above} | {to_tokio} | {} |",
+                fmt_spread(r.spread(work, sys, plain, "cpu_s"), 4),
+                fmt_spread(r.spread(work, sys, plain, key), 0),
+                fmt_spread(r.spread(work, sys, plain, "early"), 0),
+            );
+        }
+    }
+    s
+}
+
+/// W11, shards: tickwheel at 4, 16 and 64 shards on 2 workers, each figure
+/// min / median / max over the repetitions, with the CPU ratios of the
+/// medians to 4 shards'.
+fn w11_table(r: &Results) -> String {
+    let mut s = String::new();
+    let figure = |shards, key| r.spread(Work::W11(shards), Sys::Tickwheel, Variant::Plain, key);
+    let _ = writeln!(
+        s,
+        "\nW11 shards: tickwheel alone, a timer built with Builder::shards(n) installed as a \
+         2-worker runtime's default. Heap: the live heap growth across the build; idle: \
+         driver wake-ups and process CPU over {} ms after one sleep fired (as W5); trickle: \
+         W8's trickle on 2 workers on that timer, process CPU; W9: W9's tasks on 2 workers \
+         on that timer, process CPU (not above a floor: the same at every shard count).\n",
+        fmt_opt(
+            Shards::ALL
+                .into_iter()
+                .find_map(|shards| figure(shards, "idle_ms").map(|s| s.median)),
+            0
+        ),
+    );
+    let _ = writeln!(
+        s,
+        "| shards | heap KB | idle wake-ups | idle CPU ms | trickle CPU s | trickle / 4 shards | \
+         trickle driver wake-ups/s | W9 CPU s | W9 / 4 shards | early (trickle, W9) |"
+    );
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let to_four = |shards, key| {
+        let m = |shards| figure(shards, key).map(|s: Spread| s.median);
+        fmt_opt(ratio(m(shards), m(Shards::S4)), 2)
+    };
+    for shards in Shards::ALL {
+        let heap_kb = figure(shards, "timer_bytes").map(|s| Spread {
+            min: s.min / 1e3,
+            median: s.median / 1e3,
+            max: s.max / 1e3,
+        });
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}, {} |",
+            shards.count(),
+            fmt_spread(heap_kb, 0),
+            fmt_spread(figure(shards, "idle_wakeups"), 0),
+            fmt_spread(figure(shards, "idle_cpu_ms"), 2),
+            fmt_spread(figure(shards, "trickle_cpu_s"), 4),
+            to_four(shards, "trickle_cpu_s"),
+            fmt_spread(figure(shards, "trickle_wakeups_per_s"), 0),
+            fmt_spread(figure(shards, "w9_cpu_s"), 4),
+            to_four(shards, "w9_cpu_s"),
+            fmt_spread(figure(shards, "trickle_early"), 0),
+            fmt_spread(figure(shards, "w9_early"), 0),
         );
     }
     s

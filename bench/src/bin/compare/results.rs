@@ -97,8 +97,14 @@ impl Results {
     /// W1/W2 overhead of `sys` above the floor, per repetition: each
     /// repetition's figure less the floor of the same repetition.
     pub fn overhead_per_rep(&self, work: Work, sys: Sys, variant: Variant) -> PerRep {
-        let floor = self.per_rep(work, Sys::Floor, Variant::Plain, "ns_per_op");
-        let own = self.per_rep(work, sys, variant, "ns_per_op");
+        self.overhead_per_rep_of(work, sys, variant, "ns_per_op")
+    }
+
+    /// The overhead above the floor in figure `key` (W9: CPU ns per task),
+    /// per repetition, as [`overhead_per_rep`](Self::overhead_per_rep).
+    pub fn overhead_per_rep_of(&self, work: Work, sys: Sys, variant: Variant, key: &str) -> PerRep {
+        let floor = self.per_rep(work, Sys::Floor, Variant::Plain, key);
+        let own = self.per_rep(work, sys, variant, key);
         paired(&own, &floor)
             .into_iter()
             .map(|(rep, x, f)| (rep, x - f))
@@ -113,6 +119,20 @@ impl Results {
     /// The spread of the W1/W2 overhead above the floor.
     pub fn overhead_spread(&self, work: Work, sys: Sys, variant: Variant) -> Option<Spread> {
         Spread::of(self.overhead_per_rep(work, sys, variant).into_values())
+    }
+
+    /// The spread of the overhead above the floor in figure `key`.
+    pub fn overhead_spread_of(
+        &self,
+        work: Work,
+        sys: Sys,
+        variant: Variant,
+        key: &str,
+    ) -> Option<Spread> {
+        Spread::of(
+            self.overhead_per_rep_of(work, sys, variant, key)
+                .into_values(),
+        )
     }
 
     /// The median of `key` of `sys` in `work`, default settings.

@@ -99,6 +99,20 @@ pub fn runs_of(work: Work, plan: &Plan) -> Vec<Run> {
     runs
 }
 
+/// `works` in the groups whose children take turns within each repetition
+/// (see [`Work::takes_turns_with`]), in order: a group of one for most
+/// workloads, W11's shard counts together.
+pub fn turns(works: &[Work]) -> Vec<Vec<Work>> {
+    let mut groups: Vec<Vec<Work>> = Vec::new();
+    for &work in works {
+        match groups.last_mut() {
+            Some(group) if group[0].takes_turns_with(work) => group.push(work),
+            _ => groups.push(vec![work]),
+        }
+    }
+    groups
+}
+
 /// Runs `run` in a child process of `exe` and collects its `key=value` lines.
 pub fn spawn(run: Run, exe: &Path, quick: bool) -> Result<Figures, String> {
     let output = Command::new(exe)
@@ -169,11 +183,41 @@ mod tests {
         for busy in crate::systems::Busy::ALL {
             assert_eq!(labels(Work::W12(busy), true), ["tickwheel", "tokio"]);
         }
+        // W9, a task per sleep: the floor, tickwheel's default timer and
+        // tokio's, on both runtimes (no alternative timer, as W8 on 2
+        // workers); W11: tickwheel alone at each shard count.
+        for work in [Work::W9Ct, Work::W9Mt] {
+            assert_eq!(labels(work, true), ["floor", "tickwheel", "tokio"]);
+        }
+        for shards in crate::systems::Shards::ALL {
+            assert_eq!(labels(Work::W11(shards), true), ["tickwheel"]);
+        }
         // The delay queues: tickwheel's and tokio-util's (the `tokio` system),
         // on a current-thread runtime, where the alternative timer does not
         // apply.
         for work in [Work::Dq1, Work::Dq2, Work::Dq3] {
             assert_eq!(labels(work, true), ["tickwheel", "tokio"]);
         }
+    }
+
+    #[test]
+    fn w11_shard_counts_take_turns_within_a_repetition() {
+        use crate::systems::Shards;
+        let groups = turns(&Work::ALL);
+        let w11: Vec<Work> = Shards::ALL.into_iter().map(Work::W11).collect();
+        assert!(groups.contains(&w11), "{groups:?}");
+        // Every other workload alone, and every workload once, in order.
+        for group in &groups {
+            assert!(group.len() == 1 || *group == w11, "{group:?}");
+        }
+        assert_eq!(groups.concat(), Work::ALL);
+        // A selection of some (`--workloads w9mt,w11-4,w11-64`).
+        assert_eq!(
+            turns(&[Work::W9Mt, Work::W11(Shards::S4), Work::W11(Shards::S64)]),
+            [
+                vec![Work::W9Mt],
+                vec![Work::W11(Shards::S4), Work::W11(Shards::S64)]
+            ]
+        );
     }
 }

@@ -61,6 +61,13 @@ pub enum Work {
     W8,
     /// The same trickle on a 2-worker runtime.
     W8Mt,
+    /// A task per sleep (`task_sleeps.rs`) on a current-thread runtime.
+    W9Ct,
+    /// The same on a 2-worker runtime.
+    W9Mt,
+    /// tickwheel alone at a shard count (`shards.rs`): a new timer's heap,
+    /// idle wake-ups, W8's trickle and W9 on 2 workers.
+    W11(Shards),
     /// Sleeps of tasks on a runtime kept busy (`busy.rs`), in one of its
     /// configurations.
     W12(Busy),
@@ -72,7 +79,7 @@ pub enum Work {
 }
 
 impl Work {
-    pub const ALL: [Work; 17] = [
+    pub const ALL: [Work; 22] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -83,6 +90,11 @@ impl Work {
         Work::W7,
         Work::W8,
         Work::W8Mt,
+        Work::W9Ct,
+        Work::W9Mt,
+        Work::W11(Shards::S4),
+        Work::W11(Shards::S16),
+        Work::W11(Shards::S64),
         Work::W12(Busy::W1T100),
         Work::W12(Busy::W1T1000),
         Work::W12(Busy::W2T100),
@@ -104,6 +116,9 @@ impl Work {
             Work::W7 => "w7",
             Work::W8 => "w8",
             Work::W8Mt => "w8mt",
+            Work::W9Ct => "w9ct",
+            Work::W9Mt => "w9mt",
+            Work::W11(shards) => shards.name(),
             Work::W12(busy) => busy.name(),
             Work::Dq1 => "dq1",
             Work::Dq2 => "dq2",
@@ -116,7 +131,8 @@ impl Work {
     }
 
     /// Whether `--workloads` item `item` selects this workload: its name,
-    /// or the name of its family (`w12` for every `w12-*`).
+    /// or the name of its family (`w12` for every `w12-*`, `w11` for every
+    /// `w11-*`).
     pub fn selected_by(self, item: &str) -> bool {
         let name = self.name();
         name == item
@@ -125,11 +141,22 @@ impl Work {
                 .is_some_and(|rest| rest.starts_with('-'))
     }
 
+    /// Whether this workload's children take turns with `other`'s within
+    /// each repetition, as a workload's systems do: W11's shard counts, whose
+    /// targets compare one count with another, so a noisy moment of the
+    /// machine weighs on all of them.
+    pub fn takes_turns_with(self, other: Work) -> bool {
+        matches!((self, other), (Work::W11(_), Work::W11(_)))
+    }
+
     pub fn systems(self) -> &'static [Sys] {
         match self {
             Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
             Work::W2 => &Sys::ALL,
             Work::W7 | Work::W8 | Work::W8Mt | Work::W12(_) => &[Sys::Tickwheel, Sys::Tokio],
+            Work::W9Ct | Work::W9Mt => &[Sys::Floor, Sys::Tickwheel, Sys::Tokio],
+            // tickwheel against itself at another shard count.
+            Work::W11(_) => &[Sys::Tickwheel],
             Work::Dq1 | Work::Dq2 | Work::Dq3 => &Sys::QUEUES,
             _ => &Sys::TIMERS,
         }
@@ -183,6 +210,37 @@ impl Busy {
     }
 }
 
+/// W11's shard counts: a child each, so one count's heap, threads and
+/// caches never weigh on another's figures.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Shards {
+    S4,
+    S16,
+    S64,
+}
+
+impl Shards {
+    pub const ALL: [Shards; 3] = [Shards::S4, Shards::S16, Shards::S64];
+
+    /// The count given to `Builder::shards`.
+    pub fn count(self) -> usize {
+        match self {
+            Shards::S4 => 4,
+            Shards::S16 => 16,
+            Shards::S64 => 64,
+        }
+    }
+
+    /// The workload's name on the command line: `w11-<shards>`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shards::S4 => "w11-4",
+            Shards::S16 => "w11-16",
+            Shards::S64 => "w11-64",
+        }
+    }
+}
+
 /// Sizes: the full run and `--quick`.
 #[derive(Clone, Copy)]
 pub struct Sizes {
@@ -191,7 +249,8 @@ pub struct Sizes {
     pub rounds: u32,
     /// W3/W4/W6 timers.
     pub mass: usize,
-    /// W3 and W6 deadlines are spread uniformly over this window.
+    /// W3 and W6 deadlines, and W9's sleeps, are spread uniformly over this
+    /// window.
     pub spread: Duration,
     /// W6's first deadline, after the start of registration.
     pub w6_lead: Duration,
@@ -206,6 +265,12 @@ pub struct Sizes {
     pub trickle: Duration,
     /// How long each W12 child keeps its runtime busy.
     pub busy: Duration,
+    /// W9's tasks, each awaiting one sleep of up to `spread` (and W11's
+    /// W9 part).
+    pub w9_tasks: usize,
+    /// W11's idle window (W5's is longer: W11 runs three children per
+    /// repetition).
+    pub w11_idle: Duration,
     /// Child processes per (workload, system), unless `--reps` says otherwise.
     pub reps: usize,
 }
@@ -223,6 +288,8 @@ pub const FULL: Sizes = Sizes {
     w7_resets: 1_000_000,
     trickle: Duration::from_secs(3),
     busy: Duration::from_secs(3),
+    w9_tasks: 200_000,
+    w11_idle: Duration::from_secs(1),
     reps: 5,
 };
 
@@ -242,6 +309,8 @@ pub const QUICK: Sizes = Sizes {
     // Eight W12 children per repetition: 0.3 s each keeps them under 5 s
     // of a quick run.
     busy: Duration::from_millis(300),
+    w9_tasks: 20_000,
+    w11_idle: Duration::from_millis(300),
     reps: 2,
 };
 

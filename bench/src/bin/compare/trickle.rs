@@ -65,6 +65,7 @@ use std::time::Duration;
 
 use futures::future::Either;
 use tickwheel_bench::{current_thread, new_timer};
+use tokio::runtime::Runtime;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -131,17 +132,29 @@ pub fn run_w8(sys: Sys, sizes: Sizes, two_workers: bool, out: &mut Figures) {
         current_thread()
     };
     let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
+    trickle(&rt, sys, timer.as_ref(), sizes, out);
+}
+
+/// The trickle on `rt`, on `timer` for tickwheel (W8, and W11 on a timer of
+/// a given shard count).
+pub fn trickle(
+    rt: &Runtime,
+    sys: Sys,
+    timer: Option<&tickwheel::Timer>,
+    sizes: Sizes,
+    out: &mut Figures,
+) {
     let n = (sizes.trickle.as_nanos() / PERIOD.as_nanos()) as usize;
     let shared = Arc::new(Shared {
         late_ns: (0..n).map(|_| AtomicI64::new(NOT_FIRED)).collect(),
         fired: AtomicUsize::new(0),
         done: Notify::new(),
     });
-    let stats_before = timer.as_ref().map(tickwheel::Timer::stats);
+    let stats_before = timer.map(tickwheel::Timer::stats);
     let switches_before = context_switches();
     let cpu_before = cpu_ns();
     let started = std::time::Instant::now();
-    let task_timer = timer.clone();
+    let task_timer = timer.cloned();
     let task_shared = shared.clone();
     let deadlines = rt.block_on(async move {
         // Spawned, as a request loop would be: waking the `block_on` future
@@ -191,7 +204,7 @@ pub fn run_w8(sys: Sys, sizes: Sizes, two_workers: bool, out: &mut Figures) {
         emit(out, "late_p90_ms", late.ms_at(0.90));
         emit(out, "late_p99_ms", late.ms_at(0.99));
     }
-    if let (Some(timer), Some(before)) = (&timer, stats_before) {
+    if let (Some(timer), Some(before)) = (timer, stats_before) {
         let delta = timer.stats().delta(&before);
         // Ticks with at least one sleep due: the wake-ups a driver needs at
         // the least. `last_tick` is a tick boundary, which fixes the grid.
