@@ -95,14 +95,17 @@ pub(crate) struct Alarm {
 }
 
 impl Alarm {
-    pub(crate) fn new(runtime: Handle) -> Self {
+    /// `has_time`: whether `runtime` has its time driver; an alarm without
+    /// one is born retired (it could arm nothing, and making its sleep would
+    /// panic in whatever task registered a timer).
+    pub(crate) fn new(runtime: Handle, has_time: bool) -> Self {
         Alarm {
             arm_early: runtime.runtime_flavor() == RuntimeFlavor::CurrentThread,
             runtime,
             sleep: None,
             armed: None,
             early_spent: None,
-            retired: false,
+            retired: !has_time,
         }
     }
 

@@ -1,7 +1,11 @@
 //! Conversion between tokio instants and wheel ticks.
 //!
 //! Everything inside the wheel is measured in nanoseconds since the timer's
-//! `origin` (the instant it was built) and in ticks of `tick_ns` nanoseconds.
+//! `origin` and in ticks of `tick_ns` nanoseconds. The origin is the instant
+//! the timer was built, moved back to the last point of tokio's millisecond
+//! grid when the tick is a whole number of milliseconds ([`on_tokio_grid`]),
+//! so that every tick boundary is a millisecond at which tokio fires its own
+//! timers and the driver's tokio sleep adds no second rounding.
 //! This file owns the rounding rules that make the precision contract hold:
 //! a deadline maps to the *next* tick boundary at or after it (the ceiling of
 //! its division by the tick, [`TickDiv::ceil`]), and the driver only processes
@@ -125,6 +129,73 @@ use has_inherent_start_paused;
 /// Whether the current thread is inside the context of runtime `id`.
 fn in_runtime(id: runtime::Id) -> bool {
     context::current_runtime() == Some(id)
+}
+
+/// Whether `handle`'s runtime has its time driver. tokio offers no way to
+/// ask but making a sleep, which panics without one; the panic is caught
+/// (and printed by the panic hook, as a driver task's own would be).
+pub(crate) fn has_time_driver(handle: &Handle) -> bool {
+    let _runtime = handle.enter();
+    std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
+}
+
+/// The last point of tokio's millisecond grid at or before `origin` (read on
+/// the current runtime's clock, whose time driver must be enabled), or
+/// `origin` itself if the grid cannot be found.
+///
+/// tokio files a timer under the millisecond, counted from its time driver's
+/// start, at or after its deadline, and fires it once it has processed that
+/// millisecond; a wheel whose tick boundaries lie off that grid is rounded
+/// twice (to its tick, then to tokio's millisecond), up to a millisecond
+/// later than a `tokio::time` sleep for the same deadline. The grid's start
+/// is not public, so it is found from what tokio's time driver tells of it:
+/// a tokio sleep for a deadline in a millisecond tokio has already processed
+/// completes on its first poll, and one for any later deadline does not. The
+/// last processed millisecond's end is a grid point; a binary search over
+/// deadlines finds it to the nanosecond, with about 40 sleeps registered and
+/// dropped (some microseconds, once per timer).
+pub(crate) fn on_tokio_grid(origin: Instant) -> Instant {
+    const MS: Duration = Duration::from_millis(1);
+    // `reset` registers the sleep without polling it (so without a waker,
+    // and without the poll's panic on a runtime shutting down, where every
+    // registration completes at once and the search below finds nothing).
+    let processed = |deadline: Instant| {
+        let mut sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
+        sleep.as_mut().reset(deadline);
+        sleep.is_elapsed()
+    };
+    // Not processed: tokio has not reached the millisecond after `origin`'s.
+    let mut after = origin + 2 * MS;
+    // Processed: some deadline far enough back.
+    let mut back = MS;
+    let mut before = loop {
+        let Some(at) = origin.checked_sub(back) else {
+            return origin;
+        };
+        if processed(at) {
+            break at;
+        }
+        after = at;
+        back = match back.checked_mul(2) {
+            Some(b) if b <= Duration::from_secs(3600) => b,
+            _ => return origin,
+        };
+    };
+    // `before` is processed, `after` is not: the grid point lies between,
+    // at the last processed nanosecond.
+    while after - before > Duration::from_nanos(1) {
+        let mid = before + (after - before) / 2;
+        if processed(mid) {
+            before = mid;
+        } else {
+            after = mid;
+        }
+    }
+    let Some(behind) = origin.checked_duration_since(before) else {
+        return origin; // no grid point at or before `origin` was found
+    };
+    let whole_ms = Duration::from_millis((behind.as_nanos() / MS.as_nanos()) as u64);
+    before + whole_ms
 }
 
 /// The timer's frame of reference: its origin and its tick length.
@@ -309,5 +380,34 @@ mod tests {
         let c = clock();
         let thirty_years = Duration::from_secs(30 * 365 * 86_400);
         assert_eq!(far_future(c.origin) - c.origin, thirty_years);
+    }
+
+    /// Grid points found at different moments of a real-time runtime lie
+    /// whole milliseconds apart, each at most a millisecond before the
+    /// instant it was asked for: they are points of one grid, tokio's.
+    /// (A search that found anything else, such as the instant itself, would
+    /// put them a fraction of a millisecond apart.)
+    #[test]
+    fn grid_points_found_at_different_moments_are_whole_milliseconds_apart() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut points = Vec::new();
+            for pause_us in [0, 1_300, 2_700, 450] {
+                tokio::time::sleep(Duration::from_micros(pause_us)).await;
+                std::thread::sleep(Duration::from_micros(pause_us));
+                let asked = Instant::now();
+                let point = on_tokio_grid(asked);
+                assert!(point <= asked && asked - point < Duration::from_millis(1));
+                points.push(point);
+            }
+            for pair in points.windows(2) {
+                let apart = pair[1].duration_since(pair[0]).as_nanos();
+                assert_eq!(apart % 1_000_000, 0, "{apart} ns apart");
+            }
+        });
     }
 }

@@ -10,7 +10,7 @@ use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::engine::clock::{Clock, TimeSource};
+use crate::engine::clock::{has_time_driver, on_tokio_grid, Clock, TimeSource};
 use crate::engine::shard::{self, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::trace::debug;
@@ -40,6 +40,9 @@ pub(crate) struct Inner {
     pub(crate) wake_panics: AtomicU64,
     /// The runtime hosting the driver; scheduled tasks are spawned on it.
     pub(crate) runtime: Handle,
+    /// Whether that runtime has its time driver: without it the driver can
+    /// arm nothing, stops at once, and the timer behaves as shut down.
+    pub(crate) has_time: bool,
     /// Told when the timer shuts down, for tasks that wait on something
     /// other than the wheel (the metrics publisher waits on `tokio::time`,
     /// so that it is not a timer of its own in the stats it reports).
@@ -60,13 +63,24 @@ impl Inner {
     pub(crate) fn new(config: Config, handle: &Handle) -> Arc<Inner> {
         // Read the origin on the runtime's clock: a paused test runtime's
         // clock is not the system clock.
+        let has_time = has_time_driver(handle);
+        let source = TimeSource::for_runtime(handle);
         let origin = {
             let _guard = handle.enter();
-            Instant::now()
+            let now = Instant::now();
+            // On a clock that runs (every runtime's, unless tokio's test
+            // clock is compiled in and the runtime is current-thread, whose
+            // driver meets tokio's grid its own way: see `alarm.rs`), whole
+            // milliseconds of tick count from a point of tokio's grid.
+            if has_time && !source.may_pause() && config.tick_ns % 1_000_000 == 0 {
+                on_tokio_grid(now)
+            } else {
+                now
+            }
         };
         let shared = Arc::new(Shared::new(
             Clock::new(origin, config.tick_ns),
-            TimeSource::for_runtime(handle),
+            source,
             config.max_pending,
         ));
         {
@@ -89,6 +103,7 @@ impl Inner {
             clock_tick: AtomicU64::new(0),
             wake_panics: AtomicU64::new(0),
             runtime: handle.clone(),
+            has_time,
             stopped: Notify::new(),
             drained: AtomicBool::new(false),
             after_drain: Mutex::new(AfterDrain::default()),
