@@ -167,13 +167,17 @@
 //!   clock: the clock of the runtime hosting the driver, wherever the sleep is
 //!   made or polled. (The only exception is shutdown, which ends every wait;
 //!   [`Elapsed::is_shutdown`] tells those apart.)
-//! - Deadlines round up to the next tick boundary, counted from the moment the
-//!   timer was built, and a sleep completes no later than
-//!   `tokio::time::sleep_until` of that boundary would: at most one tick late
-//!   on a paused clock whose millisecond grid the timer shares (whole-
-//!   millisecond ticks on a `start_paused` runtime), plus under 1 ms of
-//!   tokio's own rounding otherwise, plus the time the runtime takes to run
-//!   the task.
+//! - Deadlines round up to the next tick boundary, and a sleep completes no
+//!   later than `tokio::time::sleep_until` of that boundary would. Ticks
+//!   count from the moment the timer was built, moved back to the last
+//!   millisecond of tokio's own timer grid when the tick is a whole number
+//!   of milliseconds and the clock runs (so every boundary is a millisecond
+//!   at which tokio fires its own timers, and a wheel sleep is due in the
+//!   same pass as a `tokio::time` sleep with the same deadline); on a clock
+//!   tests can pause, from the build instant itself. So: at most one tick
+//!   late (the 1 ms default: level with `tokio::time`), plus under 1 ms of
+//!   tokio's own rounding for ticks that are not whole milliseconds, plus
+//!   the time the runtime takes to run the task.
 //! - The driver processes due ticks inside tokio's own timer processing, so
 //!   after `tokio::time::advance(d).await` every wheel sleep due by then has
 //!   been woken, as every `tokio::time::Sleep` has; and on a busy runtime,
