@@ -113,6 +113,7 @@ mod alt_timer;
 mod busy;
 mod chart;
 mod delay_queue;
+mod http;
 mod measure;
 mod options;
 mod report;
@@ -123,6 +124,7 @@ mod systems;
 mod targets;
 mod trickle;
 mod workloads;
+mod wrk;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -213,6 +215,10 @@ fn child(child: Child, quick: bool) -> ExitCode {
         }
     }
     let sizes = if quick { QUICK } else { FULL };
+    if matches!(child.work, Work::W10(_)) && !wrk::installed() {
+        eprintln!("W10: {}", wrk::SKIPPED);
+        return ExitCode::FAILURE;
+    }
     for (key, value) in run_child(child.work, child.sys, sizes) {
         println!("{key}={value}");
     }
@@ -288,7 +294,10 @@ fn parent(options: &Options) -> ExitCode {
 
     let mut results = Results::new(reps);
     let mut failures = Vec::new();
-    let works = options.workloads.clone().unwrap_or(Work::ALL.to_vec());
+    let (works, w10) = plan_works(options.workloads.as_deref(), quick, wrk::installed());
+    if let Some(note) = &w10 {
+        eprintln!("W10: {note}");
+    }
     for work in works {
         let runs = runs_of(work, &plan);
         for rep in 0..reps {
@@ -326,6 +335,7 @@ fn parent(options: &Options) -> ExitCode {
         header: &header,
         w6_tick_ms: options.w6_tick_ms,
         alt_timer: alt.status(),
+        w10: w10.as_deref(),
     };
     println!("{}", print_report(&results, &rows, &targets, &notes));
     println!("{}", delay_queue::report(&results));
@@ -344,6 +354,33 @@ fn parent(options: &Options) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// The workloads to run: those `--workloads` names (all of them without
+/// it), less W10 where wrk is not installed, and less W10 under `--quick`
+/// unless `--workloads` names it (CI's smoke run needs no wrk); with why W10
+/// was left out, if it was.
+fn plan_works(
+    selected: Option<&[Work]>,
+    quick: bool,
+    wrk_installed: bool,
+) -> (Vec<Work>, Option<String>) {
+    let works = selected.map_or(Work::ALL.to_vec(), <[Work]>::to_vec);
+    let is_w10 = |w: &Work| matches!(w, Work::W10(_));
+    if !works.iter().any(is_w10) {
+        return (works, None);
+    }
+    let note = if !wrk_installed {
+        wrk::SKIPPED.to_string()
+    } else if quick && selected.is_none() {
+        "skipped under --quick (--workloads w10 to run it)".to_string()
+    } else {
+        return (works, None);
+    };
+    (
+        works.into_iter().filter(|w| !is_w10(w)).collect(),
+        Some(note),
+    )
 }
 
 /// The text and SVG charts of the W1-W7 ratios, in `target_dir`.
@@ -379,5 +416,42 @@ fn charts(
             println!("chart failed: {e}");
             failures.push(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::systems::Http;
+
+    fn w10s(works: &[Work]) -> usize {
+        works.iter().filter(|w| matches!(w, Work::W10(_))).count()
+    }
+
+    #[test]
+    fn w10_runs_where_wrk_is_and_under_quick_only_when_named() {
+        // A full run with wrk: every workload, W10 too.
+        let (all, note) = plan_works(None, false, true);
+        assert_eq!((all.len(), w10s(&all), note), (Work::ALL.len(), 6, None));
+        // Without wrk: the rest, and the message.
+        let (rest, note) = plan_works(None, false, false);
+        assert_eq!((rest.len(), w10s(&rest)), (Work::ALL.len() - 6, 0));
+        assert_eq!(
+            note.as_deref(),
+            Some("skipped: wrk not installed (bench/scripts/install-wrk.sh)")
+        );
+        // --quick (CI's smoke run): no W10, wrk or not.
+        let (quick, note) = plan_works(None, true, true);
+        assert_eq!(w10s(&quick), 0);
+        assert!(note.unwrap().starts_with("skipped under --quick"));
+        // --quick --workloads naming W10: run, if wrk is there.
+        let named = [Work::W8, Work::W10(Http::HEAVY_2X1000)];
+        let (works, note) = plan_works(Some(&named), true, true);
+        assert_eq!((works, note), (named.to_vec(), None));
+        let (works, note) = plan_works(Some(&named), true, false);
+        assert_eq!(works, [Work::W8]);
+        assert!(note.unwrap().starts_with("skipped: wrk not installed"));
+        // No W10 asked for: no note.
+        assert_eq!(plan_works(Some(&[Work::W8]), true, false).1, None);
     }
 }

@@ -1,6 +1,6 @@
 //! The workloads a child runs: W1 and W2 (per-operation cost against a
 //! no-timer floor), W3, W4 and W6 (a million timers), W5 (an idle runtime);
-//! and where the others are (W7 `resets`, W8 `trickle`, W12 `busy`, DQ1-DQ3
+//! and where the others are (W7 `resets`, W8 `trickle`, W10 `http`, W12 `busy`, DQ1-DQ3
 //! `delay_queue`).
 
 use std::future::Future;
@@ -556,6 +556,7 @@ pub fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
         Work::W8 => crate::trickle::run_w8(sys, sizes, false, &mut out),
         Work::W8Mt => crate::trickle::run_w8(sys, sizes, true, &mut out),
         Work::W12(busy) => crate::busy::run_w12(busy, sys, sizes, &mut out),
+        Work::W10(http) => crate::http::run_w10(http, sys, sizes, &mut out),
         Work::Dq1 | Work::Dq2 | Work::Dq3 => {
             crate::delay_queue::run_dq(work, sys, sizes, &mut out);
         }
