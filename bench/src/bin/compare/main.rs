@@ -1,9 +1,9 @@
-//! Every workload of the comparison (W1-W8, W12), for tickwheel, `tokio::time`,
+//! Every workload of the comparison (W1-W8, W10, W12), for tickwheel, `tokio::time`,
 //! tokio's alternative timer (multi-thread workloads) and `pingora-timeout`,
 //! and the delay-queue workloads (DQ1-DQ3, tickwheel's `DelayQueue` against
 //! tokio-util's), in one run: a table of absolute figures (min / median /
 //! max over the repetitions) and ratios of the medians to `tokio::time`'s
-//! (tokio-util's for the delay queues), W8's and W12's own tables, a MET/MISSED
+//! (tokio-util's for the delay queues), W8's, W12's and W10's own tables, a MET/MISSED
 //! line per target, and the W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
@@ -11,12 +11,20 @@
 //! cargo run --release -p tickwheel-bench -- --quick # smaller sizes, 2 repetitions: development and CI
 //! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms, --workloads)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
+//! sh bench/scripts/install-wrk.sh                     # wrk, for W10 (Debian package)
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 11 minutes
 //! ```
 //!
 //! `--workloads` runs only the workloads it names (comma-separated, as
-//! `--child` names them, or `w12` for W12's four configurations); the
-//! targets of the others say NO DATA, and the charts of the last full run
-//! are left as they are.
+//! `--child` names them, or `w12` for W12's four configurations, `w10` for
+//! W10's six, `w10-base` for its four baseline ones); the targets of the
+//! others say NO DATA, and the charts of the last full run are left as they
+//! are.
+//!
+//! W10 needs `wrk` (`bench/scripts/install-wrk.sh` installs the Debian
+//! package). Where it is absent, W10 prints "skipped: wrk not installed
+//! (bench/scripts/install-wrk.sh)" and its targets say NO DATA; under
+//! `--quick` (CI's smoke run) it is skipped unless `--workloads` names it.
 //!
 //! Each (workload, system) pair runs in its own child process (this binary
 //! re-executed with `--child <workload> <system>`), so one system's threads,
@@ -86,6 +94,24 @@
 //!   `Instant::now() + d` at creation), sleeps and early ones, and for
 //!   tickwheel its driver's wake-ups per busy tick (a tick of the timer in
 //!   which some sleep's deadline fell); see `busy`.
+//! - W10 an HTTP service under a real load generator (issue "Speed 4"): a
+//!   hyper 1.x HTTP/1 server with keep-alive on a loopback port (the child)
+//!   driven by `wrk -t2 -c<32|1000> -d10s --latency` (2 s with `--quick`),
+//!   on a multi-thread runtime of 1 or 2 workers. hyper's timer (its
+//!   header-read timeout), a 408 request deadline, a deadline around each
+//!   backend call and the backend call itself (a pseudo-random 0-2 ms
+//!   sleep) are tickwheel's (`Timer::current()` as `hyper::rt::Timer`,
+//!   `http::TimeoutLayer`, `time::timeout`, `time::sleep`) or tokio's
+//!   (hyper-util's `TokioTimer`, tower-http's `TimeoutLayer`,
+//!   `tokio::time`). Configurations (`w10-<shape>-<workers>x<connections>`):
+//!   the baseline shape on 1 and 2 workers x 32 and 1,000 connections; on
+//!   2 workers x 1,000, the outlive shape (5% of calls outlive their 5 ms
+//!   deadline, 1% of requests their 10 ms request deadline: 408) and the
+//!   timer-heavy one (8 timers per request). Requests/s, server CPU per
+//!   request, p50 / p99 latency (wrk's), peak RSS, deadlines fired and
+//!   early, 408s and early ones; see `http` and `wrk`. A full W10 is 12
+//!   children of about 10.5 s per repetition: about 11 minutes at 5
+//!   repetitions.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
 //!   insert+remove churn and insert+reset churn (CPU per operation), with
@@ -99,8 +125,9 @@
 //! Files: `options` (the command line), `systems` (who and what is measured,
 //! at which sizes), `runs` (the children of one repetition, and running
 //! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads`, `resets`, `trickle` and `busy` (W1 to W8 and W12, run in a
-//! child),
+//! `workloads`, `resets`, `trickle`, `busy` and `http` (W1 to W8, W12 and
+//! W10, run in a child), `wrk` (the load generator's command line and
+//! report),
 //! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
 //! `measure` (the counting allocator, CPU time and context switches),
 //! `results` (figures by repetition, min / median / max), `report` (the
