@@ -106,7 +106,7 @@
 //!   `tokio::time`). Configurations (`w10-<shape>-<workers>x<connections>`):
 //!   the baseline shape on 1 and 2 workers x 32 and 1,000 connections; on
 //!   2 workers x 1,000, the outlive shape (5% of calls outlive their 5 ms
-//!   deadline, 1% of requests their 10 ms request deadline: 408) and the
+//!   deadline, 1% of requests their 100 ms request deadline: 408) and the
 //!   timer-heavy one (8 timers per request). Requests/s, server CPU per
 //!   request, p50 / p99 latency (wrk's), peak RSS, deadlines fired and
 //!   early, 408s and early ones; see `http` and `wrk`. A full W10 is 12
