@@ -12,7 +12,7 @@
 //! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms, --workloads)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
 //! sh bench/scripts/install-wrk.sh                     # wrk, for W10 (Debian package)
-//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 11 minutes
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 10 minutes
 //! ```
 //!
 //! `--workloads` runs only the workloads it names (comma-separated, as
@@ -110,7 +110,7 @@
 //!   timer-heavy one (8 timers per request). Requests/s, server CPU per
 //!   request, p50 / p99 latency (wrk's), peak RSS, deadlines fired and
 //!   early, 408s and early ones; see `http` and `wrk`. A full W10 is 12
-//!   children of about 10.5 s per repetition: about 11 minutes at 5
+//!   children of about 10.5 s per repetition: about 10 minutes at 5
 //!   repetitions.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
