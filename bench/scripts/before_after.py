@@ -53,10 +53,11 @@ def build(root, target_dir):
 
 def known_workloads(binary):
     """The workloads `binary --child` takes, from its usage text (`--child
-    <w1ct|w1mt|...>`); None if the text does not say."""
+    <w1ct|w1mt|...>`, over several lines where the list is long); None if
+    the text does not say."""
     out = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60)
     match = re.search(r"--child <([^>]*)>", out.stdout + out.stderr)
-    return match.group(1).split("|") if match else None
+    return [w.strip() for w in match.group(1).split("|")] if match else None
 
 
 def expand(items, known):

@@ -1,11 +1,11 @@
-//! Every workload of the comparison (W1-W9, W11, W12), for tickwheel,
+//! Every workload of the comparison (W1-W12), for tickwheel,
 //! `tokio::time`, tokio's alternative timer (multi-thread workloads) and
 //! `pingora-timeout`, and the delay-queue workloads (DQ1-DQ3, tickwheel's
 //! `DelayQueue` against tokio-util's), in one run: a table of absolute
 //! figures (min / median / max over the repetitions) and ratios of the
 //! medians to `tokio::time`'s (tokio-util's for the delay queues), W8's,
-//! W9's, W11's and W12's own tables, a MET/MISSED line per target, and the
-//! W1-W7 ratios as a text chart and an SVG chart.
+//! W9's, W11's, W12's and W10's own tables, a MET/MISSED line per target,
+//! and the W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
 //! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
@@ -13,12 +13,20 @@
 //! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms, --workloads)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9ct,w9mt,w11
+//! sh bench/scripts/install-wrk.sh                     # wrk, for W10 (Debian package)
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 10 minutes
 //! ```
 //!
 //! `--workloads` runs only the workloads it names (comma-separated, as
 //! `--child` names them, or `w11` for W11's three shard counts, `w12` for
-//! W12's four configurations); the targets of the others say NO DATA, and
-//! the charts of the last full run are left as they are.
+//! W12's four configurations, `w10` for W10's six, `w10-base` for its four
+//! baseline ones); the targets of the others say NO DATA, and the charts of
+//! the last full run are left as they are.
+//!
+//! W10 needs `wrk` (`bench/scripts/install-wrk.sh` installs the Debian
+//! package). Where it is absent, W10 prints "skipped: wrk not installed
+//! (bench/scripts/install-wrk.sh)" and its targets say NO DATA; under
+//! `--quick` (CI's smoke run) it is skipped unless `--workloads` names it.
 //!
 //! Each (workload, system) pair runs in its own child process (this binary
 //! re-executed with `--child <workload> <system>`), so one system's threads,
@@ -110,6 +118,24 @@
 //!   `Instant::now() + d` at creation), sleeps and early ones, and for
 //!   tickwheel its driver's wake-ups per busy tick (a tick of the timer in
 //!   which some sleep's deadline fell); see `busy`.
+//! - W10 an HTTP service under a real load generator (issue "Speed 4"): a
+//!   hyper 1.x HTTP/1 server with keep-alive on a loopback port (the child)
+//!   driven by `wrk -t2 -c<32|1000> -d10s --latency` (2 s with `--quick`),
+//!   on a multi-thread runtime of 1 or 2 workers. hyper's timer (its
+//!   header-read timeout), a 408 request deadline, a deadline around each
+//!   backend call and the backend call itself (a pseudo-random 0-2 ms
+//!   sleep) are tickwheel's (`Timer::current()` as `hyper::rt::Timer`,
+//!   `http::TimeoutLayer`, `time::timeout`, `time::sleep`) or tokio's
+//!   (hyper-util's `TokioTimer`, tower-http's `TimeoutLayer`,
+//!   `tokio::time`). Configurations (`w10-<shape>-<workers>x<connections>`):
+//!   the baseline shape on 1 and 2 workers x 32 and 1,000 connections; on
+//!   2 workers x 1,000, the outlive shape (5% of calls outlive their 5 ms
+//!   deadline, 1% of requests their 100 ms request deadline: 408) and the
+//!   timer-heavy one (8 timers per request). Requests/s, server CPU per
+//!   request, p50 / p99 latency (wrk's), peak RSS, deadlines fired and
+//!   early, 408s and early ones; see `http` and `wrk`. A full W10 is 12
+//!   children of about 10.5 s per repetition: about 10 minutes at 5
+//!   repetitions.
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
 //!   insert+remove churn and insert+reset churn (CPU per operation), with
@@ -123,8 +149,9 @@
 //! Files: `options` (the command line), `systems` (who and what is measured,
 //! at which sizes), `runs` (the children of one repetition, and running
 //! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads`, `resets`, `trickle`, `task_sleeps`, `shards` and `busy` (W1
-//! to W9, W11 and W12, run in a child),
+//! `workloads`, `resets`, `trickle`, `task_sleeps`, `shards`, `busy` and
+//! `http` (W1 to W12, run in a child), `wrk` (the load generator's command
+//! line and report),
 //! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
 //! `measure` (the counting allocator, CPU time and context switches),
 //! `results` (figures by repetition, min / median / max), `report` (the
@@ -137,6 +164,7 @@ mod alt_timer;
 mod busy;
 mod chart;
 mod delay_queue;
+mod http;
 mod measure;
 mod options;
 mod report;
@@ -149,6 +177,7 @@ mod targets;
 mod task_sleeps;
 mod trickle;
 mod workloads;
+mod wrk;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -239,6 +268,10 @@ fn child(child: Child, quick: bool) -> ExitCode {
         }
     }
     let sizes = if quick { QUICK } else { FULL };
+    if matches!(child.work, Work::W10(_)) && !wrk::installed() {
+        eprintln!("W10: {}", wrk::SKIPPED);
+        return ExitCode::FAILURE;
+    }
     for (key, value) in run_child(child.work, child.sys, sizes) {
         println!("{key}={value}");
     }
@@ -314,7 +347,10 @@ fn parent(options: &Options) -> ExitCode {
 
     let mut results = Results::new(reps);
     let mut failures = Vec::new();
-    let works = options.workloads.clone().unwrap_or(Work::ALL.to_vec());
+    let (works, w10) = plan_works(options.workloads.as_deref(), quick, wrk::installed());
+    if let Some(note) = &w10 {
+        eprintln!("W10: {note}");
+    }
     for group in runs::turns(&works) {
         for rep in 0..reps {
             for &work in &group {
@@ -353,6 +389,7 @@ fn parent(options: &Options) -> ExitCode {
         header: &header,
         w6_tick_ms: options.w6_tick_ms,
         alt_timer: alt.status(),
+        w10: w10.as_deref(),
     };
     println!("{}", print_report(&results, &rows, &targets, &notes));
     println!("{}", delay_queue::report(&results));
@@ -371,6 +408,33 @@ fn parent(options: &Options) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// The workloads to run: those `--workloads` names (all of them without
+/// it), less W10 where wrk is not installed, and less W10 under `--quick`
+/// unless `--workloads` names it (CI's smoke run needs no wrk); with why W10
+/// was left out, if it was.
+fn plan_works(
+    selected: Option<&[Work]>,
+    quick: bool,
+    wrk_installed: bool,
+) -> (Vec<Work>, Option<String>) {
+    let works = selected.map_or(Work::ALL.to_vec(), <[Work]>::to_vec);
+    let is_w10 = |w: &Work| matches!(w, Work::W10(_));
+    if !works.iter().any(is_w10) {
+        return (works, None);
+    }
+    let note = if !wrk_installed {
+        wrk::SKIPPED.to_string()
+    } else if quick && selected.is_none() {
+        "skipped under --quick (--workloads w10 to run it)".to_string()
+    } else {
+        return (works, None);
+    };
+    (
+        works.into_iter().filter(|w| !is_w10(w)).collect(),
+        Some(note),
+    )
 }
 
 /// The text and SVG charts of the W1-W7 ratios, in `target_dir`.
@@ -406,5 +470,42 @@ fn charts(
             println!("chart failed: {e}");
             failures.push(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::systems::Http;
+
+    fn w10s(works: &[Work]) -> usize {
+        works.iter().filter(|w| matches!(w, Work::W10(_))).count()
+    }
+
+    #[test]
+    fn w10_runs_where_wrk_is_and_under_quick_only_when_named() {
+        // A full run with wrk: every workload, W10 too.
+        let (all, note) = plan_works(None, false, true);
+        assert_eq!((all.len(), w10s(&all), note), (Work::ALL.len(), 6, None));
+        // Without wrk: the rest, and the message.
+        let (rest, note) = plan_works(None, false, false);
+        assert_eq!((rest.len(), w10s(&rest)), (Work::ALL.len() - 6, 0));
+        assert_eq!(
+            note.as_deref(),
+            Some("skipped: wrk not installed (bench/scripts/install-wrk.sh)")
+        );
+        // --quick (CI's smoke run): no W10, wrk or not.
+        let (quick, note) = plan_works(None, true, true);
+        assert_eq!(w10s(&quick), 0);
+        assert!(note.unwrap().starts_with("skipped under --quick"));
+        // --quick --workloads naming W10: run, if wrk is there.
+        let named = [Work::W8, Work::W10(Http::HEAVY_2X1000)];
+        let (works, note) = plan_works(Some(&named), true, true);
+        assert_eq!((works, note), (named.to_vec(), None));
+        let (works, note) = plan_works(Some(&named), true, false);
+        assert_eq!(works, [Work::W8]);
+        assert!(note.unwrap().starts_with("skipped: wrk not installed"));
+        // No W10 asked for: no note.
+        assert_eq!(plan_works(Some(&[Work::W8]), true, false).1, None);
     }
 }

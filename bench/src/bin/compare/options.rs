@@ -5,7 +5,11 @@ use crate::systems::{Sys, Work};
 pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
                [--workloads LIST]
-       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|w11-4|w11-16|w11-64|w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|dq1|dq2|dq3> <floor|tickwheel|ambient|tokio|pingora>
+       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|w11-4|w11-16|w11-64|
+                        w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|
+                        w10-base-1x32|w10-base-1x1000|w10-base-2x32|w10-base-2x1000|
+                        w10-outlive-2x1000|w10-heavy-2x1000|dq1|dq2|dq3>
+                       <floor|tickwheel|ambient|tokio|pingora>
                [--quick] [--tick-ms N] [--alt-timer]
 
   --quick          smaller sizes and 2 repetitions: a smoke run (development, CI)
@@ -17,8 +21,11 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
                    with the default 1 ms tick (default 10, the default before 1 ms)
   --workloads LIST only these workloads, comma-separated: names as for --child,
                    or a family (w11: its three shard counts; w12: its four
-                   configurations), e.g. w8,w8mt,w9ct,w9mt,w11,w12;
-                   the targets of the others say NO DATA
+                   configurations; w10: its six, w10-base the four baseline
+                   ones), e.g. w8,w8mt,w9ct,w9mt,w11,w12; the targets of the
+                   others say NO DATA. W10 (an HTTP service under wrk) needs wrk
+                   (bench/scripts/install-wrk.sh) and runs under --quick only when
+                   named here
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
@@ -192,6 +199,23 @@ mod tests {
         assert_eq!(o.workloads.unwrap(), [Work::W11(Shards::S64)]);
         assert!(parse(&args("--workloads w9")).is_err());
         assert!(parse(&args("--workloads w1")).is_err());
+        // W10: the family, a shape's family, one configuration.
+        use crate::systems::Http;
+        let o = parse(&args("--workloads w10")).unwrap();
+        assert_eq!(o.workloads.unwrap(), Http::ALL.map(Work::W10));
+        let o = parse(&args("--workloads w10-base")).unwrap();
+        assert_eq!(
+            o.workloads.unwrap(),
+            Http::ALL[..4]
+                .iter()
+                .map(|&h| Work::W10(h))
+                .collect::<Vec<_>>()
+        );
+        let o = parse(&args("--workloads w10-heavy-2x1000,w8")).unwrap();
+        assert_eq!(
+            o.workloads.unwrap(),
+            [Work::W8, Work::W10(Http::HEAVY_2X1000)]
+        );
         assert!(parse(&args("--workloads w12,w99")).is_err());
         assert!(parse(&args("--workloads")).is_err());
     }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::results::{paired, Results, Spread};
 use crate::runs::{Run, Variant};
-use crate::systems::{Busy, Shards, Sys, Work};
+use crate::systems::{Busy, Http, Shards, Sys, Work};
 use crate::targets::{self, Target};
 
 pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -299,6 +299,8 @@ pub struct Notes<'a> {
     pub w6_tick_ms: u32,
     /// Where the alternative timer's column comes from, or why it is empty.
     pub alt_timer: &'a str,
+    /// Why W10 did not run, if it did not.
+    pub w10: Option<&'a str>,
 }
 
 pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes<'_>) -> String {
@@ -392,6 +394,7 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
     s.push_str(&w9_table(r));
     s.push_str(&w11_table(r));
     s.push_str(&w12_table(r));
+    s.push_str(&w10_table(r, notes.w10));
     s.push_str(&targets::table(targets));
     s
 }
@@ -695,6 +698,86 @@ fn w12_table(r: &Results) -> String {
                 fmt_spread(figure(sys, "wakeups_per_s"), 0),
                 fmt_spread(figure(sys, "busy_ticks_per_s"), 0),
                 fmt_spread(figure(sys, "wakeups_per_busy_tick"), 2),
+            );
+        }
+    }
+    s
+}
+
+/// W10, the HTTP service under wrk: per configuration, tickwheel's timers
+/// and tokio's, each figure min / median / max over the repetitions; or why
+/// it did not run.
+fn w10_table(r: &Results, skipped: Option<&str>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nW10 HTTP service: a hyper 1.x HTTP/1 server (keep-alive, loopback) driven by \
+         `wrk -t2 -cN --latency`; hyper's timer, the 408 request deadline, a deadline \
+         around each backend call and the backend's sleep on tickwheel (its hyper::rt::Timer, \
+         http::TimeoutLayer, time::timeout/sleep) or on tokio (hyper-util's TokioTimer, \
+         tower-http's TimeoutLayer, tokio::time). CPU: the server process's, per response, \
+         over the wrk run; latency: wrk's; RSS: the server's peak; early: a call deadline or \
+         408 before the deadline asked for.\n"
+    );
+    if let Some(why) = skipped {
+        let _ = writeln!(s, "W10 {why}");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "| configuration | system | requests/s | CPU us/request | CPU / tokio | p50 ms | \
+         p99 ms | p99 / tokio | RSS MB | call deadlines fired | early | 408s | early 408s | \
+         socket errors | timers/request |"
+    );
+    let _ = writeln!(
+        s,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for http in Http::ALL {
+        let work = Work::W10(http);
+        for sys in [Sys::Tickwheel, Sys::Tokio] {
+            let figure = |sys, key| r.spread(work, sys, Variant::Plain, key);
+            let to_tokio = |key| {
+                if sys == Sys::Tokio {
+                    "-".to_string()
+                } else {
+                    let m = |sys| figure(sys, key).map(|s: Spread| s.median);
+                    fmt_opt(ratio(m(Sys::Tickwheel), m(Sys::Tokio)), 2)
+                }
+            };
+            let errors = Spread::of(
+                r.per_rep(work, sys, Variant::Plain, "socket_errors")
+                    .iter()
+                    .map(|(rep, e)| {
+                        e + r
+                            .per_rep(work, sys, Variant::Plain, "socket_timeouts")
+                            .get(rep)
+                            .copied()
+                            .unwrap_or(0.0)
+                    }),
+            );
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                http.label(),
+                if sys == Sys::Tokio {
+                    "tokio"
+                } else {
+                    "tickwheel"
+                },
+                fmt_spread(figure(sys, "requests_per_s"), 0),
+                fmt_spread(figure(sys, "cpu_us_per_request"), 2),
+                to_tokio("cpu_us_per_request"),
+                fmt_spread(figure(sys, "p50_ms"), 2),
+                fmt_spread(figure(sys, "p99_ms"), 2),
+                to_tokio("p99_ms"),
+                fmt_spread(figure(sys, "rss_mb"), 1),
+                fmt_spread(figure(sys, "call_fired"), 0),
+                fmt_spread(figure(sys, "call_early"), 0),
+                fmt_spread(figure(sys, "r408"), 0),
+                fmt_spread(figure(sys, "r408_early"), 0),
+                fmt_spread(errors, 0),
+                fmt_spread(figure(sys, "timers_per_request"), 2),
             );
         }
     }

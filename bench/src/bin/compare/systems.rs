@@ -71,6 +71,9 @@ pub enum Work {
     /// Sleeps of tasks on a runtime kept busy (`busy.rs`), in one of its
     /// configurations.
     W12(Busy),
+    /// An HTTP service under `wrk` (`http.rs`), in one of its
+    /// configurations.
+    W10(Http),
     /// Delay queues (`delay_queue.rs`): 1M inserted then expired, insert+remove
     /// churn, insert+reset churn.
     Dq1,
@@ -79,7 +82,7 @@ pub enum Work {
 }
 
 impl Work {
-    pub const ALL: [Work; 22] = [
+    pub const ALL: [Work; 28] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -99,6 +102,12 @@ impl Work {
         Work::W12(Busy::W1T1000),
         Work::W12(Busy::W2T100),
         Work::W12(Busy::W2T1000),
+        Work::W10(Http::BASE_1X32),
+        Work::W10(Http::BASE_1X1000),
+        Work::W10(Http::BASE_2X32),
+        Work::W10(Http::BASE_2X1000),
+        Work::W10(Http::OUTLIVE_2X1000),
+        Work::W10(Http::HEAVY_2X1000),
         Work::Dq1,
         Work::Dq2,
         Work::Dq3,
@@ -120,6 +129,7 @@ impl Work {
             Work::W9Mt => "w9mt",
             Work::W11(shards) => shards.name(),
             Work::W12(busy) => busy.name(),
+            Work::W10(http) => http.name(),
             Work::Dq1 => "dq1",
             Work::Dq2 => "dq2",
             Work::Dq3 => "dq3",
@@ -132,7 +142,8 @@ impl Work {
 
     /// Whether `--workloads` item `item` selects this workload: its name,
     /// or the name of its family (`w12` for every `w12-*`, `w11` for every
-    /// `w11-*`).
+    /// `w11-*`, `w10` for every `w10-*` and `w10-base` for every
+    /// `w10-base-*`).
     pub fn selected_by(self, item: &str) -> bool {
         let name = self.name();
         name == item
@@ -153,7 +164,9 @@ impl Work {
         match self {
             Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
             Work::W2 => &Sys::ALL,
-            Work::W7 | Work::W8 | Work::W8Mt | Work::W12(_) => &[Sys::Tickwheel, Sys::Tokio],
+            Work::W7 | Work::W8 | Work::W8Mt | Work::W12(_) | Work::W10(_) => {
+                &[Sys::Tickwheel, Sys::Tokio]
+            }
             Work::W9Ct | Work::W9Mt => &[Sys::Floor, Sys::Tickwheel, Sys::Tokio],
             // tickwheel against itself at another shard count.
             Work::W11(_) => &[Sys::Tickwheel],
@@ -241,6 +254,103 @@ impl Shards {
     }
 }
 
+/// W10's shapes of request (see `http`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Shape {
+    /// One backend call under a deadline that does not fire.
+    Base,
+    /// 5% of calls outlive their deadline, 1% of requests the request's.
+    Outlive,
+    /// 8 timers per request.
+    Heavy,
+}
+
+impl Shape {
+    pub fn label(self) -> &'static str {
+        match self {
+            Shape::Base => "baseline",
+            Shape::Outlive => "5% outlive",
+            Shape::Heavy => "timer-heavy",
+        }
+    }
+}
+
+/// W10's configurations: a shape of request, worker threads, wrk's
+/// connections.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Http {
+    shape: Shape,
+    workers: u8,
+    /// 32 or 1,000.
+    wide: bool,
+}
+
+impl Http {
+    pub const BASE_1X32: Http = Http::new(Shape::Base, 1, false);
+    pub const BASE_1X1000: Http = Http::new(Shape::Base, 1, true);
+    pub const BASE_2X32: Http = Http::new(Shape::Base, 2, false);
+    pub const BASE_2X1000: Http = Http::new(Shape::Base, 2, true);
+    pub const OUTLIVE_2X1000: Http = Http::new(Shape::Outlive, 2, true);
+    pub const HEAVY_2X1000: Http = Http::new(Shape::Heavy, 2, true);
+    pub const ALL: [Http; 6] = [
+        Http::BASE_1X32,
+        Http::BASE_1X1000,
+        Http::BASE_2X32,
+        Http::BASE_2X1000,
+        Http::OUTLIVE_2X1000,
+        Http::HEAVY_2X1000,
+    ];
+
+    const fn new(shape: Shape, workers: u8, wide: bool) -> Http {
+        Http {
+            shape,
+            workers,
+            wide,
+        }
+    }
+
+    pub fn shape(self) -> Shape {
+        self.shape
+    }
+
+    pub fn workers(self) -> usize {
+        self.workers.into()
+    }
+
+    pub fn connections(self) -> usize {
+        if self.wide {
+            1_000
+        } else {
+            32
+        }
+    }
+
+    /// The workload's name on the command line:
+    /// `w10-<shape>-<workers>x<connections>`, so `w10-base` selects the
+    /// four baseline configurations.
+    pub fn name(self) -> &'static str {
+        match (self.shape, self.workers, self.wide) {
+            (Shape::Base, 1, false) => "w10-base-1x32",
+            (Shape::Base, 1, true) => "w10-base-1x1000",
+            (Shape::Base, _, false) => "w10-base-2x32",
+            (Shape::Base, _, true) => "w10-base-2x1000",
+            (Shape::Outlive, _, _) => "w10-outlive-2x1000",
+            (Shape::Heavy, _, _) => "w10-heavy-2x1000",
+        }
+    }
+
+    /// As the report names it.
+    pub fn label(self) -> String {
+        format!(
+            "{}, {} worker{}, {} connections",
+            self.shape.label(),
+            self.workers,
+            if self.workers == 1 { "" } else { "s" },
+            self.connections()
+        )
+    }
+}
+
 /// Sizes: the full run and `--quick`.
 #[derive(Clone, Copy)]
 pub struct Sizes {
@@ -271,6 +381,8 @@ pub struct Sizes {
     /// W11's idle window (W5's is longer: W11 runs three children per
     /// repetition).
     pub w11_idle: Duration,
+    /// How long wrk drives each W10 child.
+    pub http: Duration,
     /// Child processes per (workload, system), unless `--reps` says otherwise.
     pub reps: usize,
 }
@@ -290,6 +402,8 @@ pub const FULL: Sizes = Sizes {
     busy: Duration::from_secs(3),
     w9_tasks: 200_000,
     w11_idle: Duration::from_secs(1),
+    // 12 W10 children of 10 s per repetition: about 2 minutes each.
+    http: Duration::from_secs(10),
     reps: 5,
 };
 
@@ -311,6 +425,8 @@ pub const QUICK: Sizes = Sizes {
     busy: Duration::from_millis(300),
     w9_tasks: 20_000,
     w11_idle: Duration::from_millis(300),
+    // W10 runs under --quick only when named in --workloads.
+    http: Duration::from_secs(2),
     reps: 2,
 };
 

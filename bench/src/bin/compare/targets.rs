@@ -1,8 +1,8 @@
 //! The performance targets (issue "Precision and speed 3"; issue "On time
 //! under load" for W6's p50 against tokio's, W8's lateness on both runtimes
-//! and W12, at tickwheel's default settings; issue "Speed 4" for W9 and
-//! W11, the latter against tickwheel itself at 4 shards), each MET or MISSED
-//! from one run's repetitions. A
+//! and W12, at tickwheel's default settings; issue "Speed 4" for W9, W10
+//! and W11, the last against tickwheel itself at 4 shards), each MET or
+//! MISSED from one run's repetitions. A
 //! target on a ratio compares the medians, except W1 on 2 workers, which
 //! must hold in every repetition (tickwheel's figure of repetition k against
 //! tokio's of repetition k); "0 early" and "0 wake-ups" must hold in every
@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use crate::report::{fmt_opt, fmt_spread, ratio};
 use crate::results::{paired, PerRep, Results, Spread};
 use crate::runs::Variant;
-use crate::systems::{Busy, Shards, Sys, Work};
+use crate::systems::{Busy, Http, Shape, Shards, Sys, Work};
 
 /// The ratios to tokio's medians (tokio's figure of the same repetition for
 /// W1 on 2 workers) that the targets ask of tickwheel's, at most; the report
@@ -44,6 +44,11 @@ pub const W11_HEAP_MAX_BYTES: f64 = 1e6;
 /// W11: the trickle's and W9's CPU at 64 shards against 4 shards (medians),
 /// at most.
 pub const W11_CPU_MAX: f64 = 1.1;
+/// W10, per configuration: CPU per request and p99 latency against
+/// tokio's (medians), at most; CPU per request in the timer-heavy shape.
+pub const W10_CPU_MAX: f64 = 1.0;
+pub const W10_P99_MAX: f64 = 1.0;
+pub const W10_HEAVY_CPU_MAX: f64 = 0.95;
 /// W8's CPU seconds are shown to 0.1 ms: a `--quick` run takes about 15 ms.
 pub const W8_CPU_DIGITS: usize = 4;
 
@@ -303,6 +308,9 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     }
     for busy in Busy::ALL {
         out.push(busy_runtime(r, busy));
+    }
+    for http in Http::ALL {
+        out.push(http_service(r, http));
     }
     out
 }
@@ -646,6 +654,79 @@ fn busy_runtime(r: &Results, busy: Busy) -> Target {
             fmt_spread(wakeups, 2),
             fmt_spread(Spread::of(early.values().copied()), 0),
         ),
+    }
+}
+
+/// W10 in configuration `http`: tickwheel's median CPU per request at most
+/// `W10_CPU_MAX` x tokio's (`W10_HEAVY_CPU_MAX` in the timer-heavy shape),
+/// its median p99 at most `W10_P99_MAX` x tokio's; no call deadline and no
+/// 408 before its deadline in any repetition; and in the outlive shape,
+/// call deadlines and 408s that fired in every repetition (else "none
+/// early" checked nothing).
+fn http_service(r: &Results, http: Http) -> Target {
+    let (work, plain, tw) = (Work::W10(http), Variant::Plain, Sys::Tickwheel);
+    let figure = |sys, key| r.spread(work, sys, plain, key);
+    let (cpu, tokio_cpu) = (
+        figure(tw, "cpu_us_per_request"),
+        figure(Sys::Tokio, "cpu_us_per_request"),
+    );
+    let (p99, tokio_p99) = (figure(tw, "p99_ms"), figure(Sys::Tokio, "p99_ms"));
+    let cpu_max = if http.shape() == Shape::Heavy {
+        W10_HEAVY_CPU_MAX
+    } else {
+        W10_CPU_MAX
+    };
+    let per_rep = |key| r.per_rep(work, tw, plain, key);
+    let (call_early, r408_early) = (per_rep("call_early"), per_rep("r408_early"));
+    let (call_fired, r408) = (per_rep("call_fired"), per_rep("r408"));
+    let xcpu = ratio(median(cpu), median(tokio_cpu));
+    let x99 = ratio(median(p99), median(tokio_p99));
+    let outlive = http.shape() == Shape::Outlive;
+    let mut parts = vec![
+        xcpu.map(|x| x <= cpu_max),
+        x99.map(|x| x <= W10_P99_MAX),
+        every_rep(&call_early, r.reps, |e| e == 0.0),
+        every_rep(&r408_early, r.reps, |e| e == 0.0),
+    ];
+    if outlive {
+        parts.push(every_rep(&call_fired, r.reps, |n| n > 0.0));
+        parts.push(every_rep(&r408, r.reps, |n| n > 0.0));
+    }
+    let count = |v: &PerRep| fmt_spread(Spread::of(v.values().copied()), 0);
+    let detail = if cpu.is_none() && tokio_cpu.is_none() {
+        "no figures: W10 did not run (skipped where wrk is not installed, and under --quick \
+         unless --workloads names it)"
+            .to_string()
+    } else {
+        format!(
+            "CPU {} us/request, tokio {} us: {}x; p99 {} ms, tokio {} ms: {}x; \
+             call deadlines fired {}, early {}; 408s {}, early {}",
+            fmt_spread(cpu, 2),
+            fmt_spread(tokio_cpu, 2),
+            fmt_opt(xcpu, 2),
+            fmt_spread(p99, 2),
+            fmt_spread(tokio_p99, 2),
+            fmt_opt(x99, 2),
+            count(&call_fired),
+            count(&call_early),
+            count(&r408),
+            count(&r408_early),
+        )
+    };
+    Target {
+        name: format!("W10 HTTP service, {}", http.label()),
+        rule: format!(
+            "CPU/request <= {cpu_max} x tokio's, p99 <= {W10_P99_MAX} x tokio's (medians); \
+             0 call deadlines and 0 408s before their deadline in every repetition{}",
+            if outlive {
+                "; call deadlines and 408s fired in every repetition"
+            } else {
+                ""
+            }
+        ),
+        met: all_of(parts),
+        judged: true,
+        detail,
     }
 }
 
@@ -1233,6 +1314,39 @@ mod tests {
         r
     }
 
+    /// W10 in `http` over two repetitions: tickwheel's (CPU us/request,
+    /// p99 ms, call deadlines fired, early, 408s, early) per repetition
+    /// against tokio's 10 us and 20 ms.
+    fn w10(http: Http, tickwheel: [(f64, f64, f64, f64, f64, f64); 2]) -> Results {
+        let mut r = Results::new(2);
+        let (work, plain) = (Work::W10(http), Variant::Plain);
+        for (rep, (cpu, p99, fired, early, r408, r408_early)) in tickwheel.into_iter().enumerate() {
+            let run = Run {
+                work,
+                sys: Sys::Tickwheel,
+                variant: plain,
+            };
+            for (key, v) in [
+                ("cpu_us_per_request", cpu),
+                ("p99_ms", p99),
+                ("call_fired", fired),
+                ("call_early", early),
+                ("r408", r408),
+                ("r408_early", r408_early),
+            ] {
+                r.insert_one(run, rep, key, v);
+            }
+        }
+        add(
+            &mut r,
+            work,
+            "cpu_us_per_request",
+            &[(Sys::Tokio, plain, &[10.0; 2])],
+        );
+        add(&mut r, work, "p99_ms", &[(Sys::Tokio, plain, &[20.0; 2])]);
+        r
+    }
+
     #[test]
     fn w9_is_judged_on_overheads_above_each_repetitions_floor() {
         for (work, name) in [
@@ -1398,5 +1512,96 @@ mod tests {
             missing.reps = 3;
             assert_eq!(verdict(&missing, name), None, "{name}");
         }
+    }
+
+    #[test]
+    fn w10_is_judged_per_configuration_on_cpu_p99_and_early_fires() {
+        for http in Http::ALL {
+            let name = format!("W10 HTTP service, {}", http.label());
+            let heavy = http.shape() == Shape::Heavy;
+            let outlive = http.shape() == Shape::Outlive;
+            let cpu_max = if heavy { 0.95 } else { 1.0 };
+            // At both thresholds (medians: CPU cpu_max x 10 us, p99 1.0 x
+            // 20 ms), fires in every repetition, none early.
+            let at = 10.0 * cpu_max;
+            let met = w10(
+                http,
+                [
+                    (at - 0.5, 19.0, 50.0, 0.0, 7.0, 0.0),
+                    (at + 0.5, 21.0, 40.0, 0.0, 3.0, 0.0),
+                ],
+            );
+            let t = target(&met, &name);
+            assert_eq!(t.met, Some(true), "{name}: {}", t.detail);
+            assert!(
+                t.rule.starts_with(&format!(
+                    "CPU/request <= {cpu_max} x tokio's, p99 <= 1 x tokio's (medians); \
+                     0 call deadlines and 0 408s before their deadline in every repetition"
+                )),
+                "{}",
+                t.rule
+            );
+            assert_eq!(
+                t.detail,
+                format!(
+                    "CPU {:.2} / {at:.2} / {:.2} us/request, tokio 10.00 us: {cpu_max:.2}x; \
+                     p99 19.00 / 20.00 / 21.00 ms, tokio 20.00 ms: 1.00x; \
+                     call deadlines fired 40 / 45 / 50, early 0; 408s 3 / 5 / 7, early 0",
+                    at - 0.5,
+                    at + 0.5
+                )
+            );
+            // Each condition missed alone.
+            let ok = (at, 20.0, 5.0, 0.0, 5.0, 0.0);
+            for (what, figures) in [
+                ("CPU", [(at + 0.11, 20.0, 5.0, 0.0, 5.0, 0.0); 2]),
+                ("p99", [(at, 20.2, 5.0, 0.0, 5.0, 0.0); 2]),
+                ("early call", [ok, (at, 20.0, 5.0, 1.0, 5.0, 0.0)]),
+                ("early 408", [ok, (at, 20.0, 5.0, 0.0, 5.0, 1.0)]),
+            ] {
+                let missed = w10(http, figures);
+                assert_eq!(verdict(&missed, &name), Some(false), "{name}: {what}");
+            }
+            // The timer-heavy shape asks 0.95 x: tokio's CPU is not enough.
+            let level = w10(http, [(10.0, 20.0, 5.0, 0.0, 5.0, 0.0); 2]);
+            assert_eq!(verdict(&level, &name), Some(!heavy), "{name}: level");
+            // Nothing fired: in the outlive shape "none early" checked
+            // nothing, so the target is missed; elsewhere it is expected.
+            for quiet in [
+                [(at, 20.0, 0.0, 0.0, 5.0, 0.0); 2],
+                [(at, 20.0, 5.0, 0.0, 0.0, 0.0); 2],
+            ] {
+                let quiet = w10(http, quiet);
+                assert_eq!(verdict(&quiet, &name), Some(!outlive), "{name}: quiet");
+            }
+        }
+        // Each configuration is judged on its own figures only.
+        let one = w10(Http::BASE_1X32, [(9.0, 20.0, 0.0, 0.0, 0.0, 0.0); 2]);
+        assert_eq!(
+            verdict(&one, "W10 HTTP service, baseline, 1 worker, 32 connections"),
+            Some(true)
+        );
+        let other = target(
+            &one,
+            "W10 HTTP service, baseline, 2 workers, 32 connections",
+        );
+        assert_eq!(other.met, None);
+        // Not run (no wrk, or --quick): NO DATA, and the detail says why.
+        assert_eq!(other.verdict(), "NO DATA");
+        assert!(
+            other.detail.starts_with("no figures: W10 did not run"),
+            "{}",
+            other.detail
+        );
+        // A repetition missing its early count: not judged.
+        let mut short = w10(Http::BASE_2X1000, [(9.0, 20.0, 0.0, 0.0, 0.0, 0.0); 2]);
+        short.reps = 3;
+        assert_eq!(
+            verdict(
+                &short,
+                "W10 HTTP service, baseline, 2 workers, 1000 connections"
+            ),
+            None
+        );
     }
 }
