@@ -1397,3 +1397,30 @@ fn peek_names_what_comes_out_next_among_far_ties() {
         }
     });
 }
+
+/// A far item moved later in place just past the end of its lap, into the
+/// first ticks of the next one: the waiting task's wake-up moves with it,
+/// to when that next lap moves into the ring (at most a lap, 512 ms on the
+/// default settings, before the deadline), not to when the old lap would
+/// have. The item at 20 s is in the lap of ticks 19 968..20 479 ms; 20 480
+/// and 20 481 ms are the first two ticks of the next.
+#[test]
+fn delaying_a_far_item_into_the_next_lap_moves_the_wake_up_with_it() {
+    watched(|| async {
+        for new_ms in [20_480, 20_481] {
+            let timer = Timer::new();
+            let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+            let start = Instant::now();
+            let key = queue.insert("far", Duration::from_secs(20));
+            assert_pending!(queue.poll_next());
+            queue.reset(&key, ms(new_ms));
+            advance(ms(new_ms - 580)).await;
+            assert!(!queue.is_woken(), "woken over a lap early: {new_ms} ms");
+            advance(ms(580)).await;
+            assert!(queue.is_woken(), "{new_ms} ms");
+            let out = assert_ready!(queue.poll_next()).unwrap();
+            assert_eq!(out.into_inner(), "far");
+            assert_eq!(start.elapsed(), ms(new_ms));
+        }
+    });
+}
