@@ -1424,3 +1424,37 @@ fn delaying_a_far_item_into_the_next_lap_moves_the_wake_up_with_it() {
         }
     });
 }
+
+/// Removing the earliest near item while a later near item and a far one
+/// remain moves the waiting task's wake-up to the later near item: it is
+/// not woken at the removed item's tick with nothing due, also when that
+/// tick is the one at which the far item's lap would move into the ring
+/// (on the default settings, a lap is 512 ticks of 1 ms: 511 ms is the last
+/// tick before the lap of 512..1023 ms becomes current, and so the move-in
+/// tick of the lap of 1 100 ms).
+#[test]
+fn removing_the_earliest_near_item_beside_a_far_one_moves_the_wake_up() {
+    watched(|| async {
+        for removed in [100, 511] {
+            let timer = Timer::new();
+            let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+            let start = Instant::now();
+            let earliest = queue.insert("first", ms(removed));
+            queue.insert("second", ms(600));
+            queue.insert("far", ms(1_100));
+            assert_pending!(queue.poll_next());
+            queue.remove(&earliest);
+            advance(ms(550)).await;
+            assert!(
+                !queue.is_woken(),
+                "woken at the removed item's tick: {removed} ms"
+            );
+            advance(ms(50)).await;
+            assert!(queue.is_woken(), "{removed} ms");
+            let out = assert_ready!(queue.poll_next()).unwrap();
+            assert_eq!(out.into_inner(), "second");
+            assert_eq!(start.elapsed(), ms(600));
+            assert_pending!(queue.poll_next());
+        }
+    });
+}
