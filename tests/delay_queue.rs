@@ -1484,3 +1484,23 @@ fn peek_names_what_comes_out_next_after_a_far_item_is_delayed_onto_a_later_laps_
         assert_eq!(next, Some(out.key()), "came out: {}", out.get_ref());
     });
 }
+
+/// On a 10 ms tick, with the clock at 35 ms and no poll since: an item due
+/// at 30 ms (its tick has begun) comes out before one inserted with the
+/// passed deadline 33 ms (whose tick, 40 ms, has not).
+#[test]
+fn a_passed_insert_in_an_unbegun_tick_comes_out_after_a_ring_item_of_the_current_tick() {
+    watched(|| async {
+        let timer = coarse_timer();
+        let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+        let start = Instant::now();
+        queue.insert("ring", ms(30));
+        assert_pending!(queue.poll_next());
+        advance(ms(35)).await;
+        queue.insert_at("passed", start + ms(33));
+        let first = assert_ready!(queue.poll_next()).unwrap();
+        assert_eq!(first.into_inner(), "ring");
+        let second = assert_ready!(queue.poll_next()).unwrap();
+        assert_eq!(second.into_inner(), "passed");
+    });
+}
