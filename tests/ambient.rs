@@ -25,14 +25,6 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap()
-}
-
 // ---------------------------------------------------------------------------
 // One timer per runtime
 
@@ -42,7 +34,7 @@ fn paused_runtime() -> tokio::runtime::Runtime {
 #[test]
 fn two_runtimes_side_by_side_get_different_timers() {
     let _watchdog = common::Watchdog::start();
-    let (a, b) = (paused_runtime(), paused_runtime());
+    let (a, b) = (common::paused_runtime(), common::paused_runtime());
     let timer_a = a.block_on(async { Timer::current() });
     let timer_b = b.block_on(async { Timer::current() });
     for (rt, sleeps) in [(&a, 3), (&b, 1), (&a, 2)] {
@@ -73,7 +65,7 @@ fn runtimes_on_two_threads_use_their_own_timers() {
         .into_iter()
         .map(|n| {
             std::thread::spawn(move || {
-                let rt = paused_runtime();
+                let rt = common::paused_runtime();
                 rt.block_on(async move {
                     let mut tasks = Vec::new();
                     for _ in 0..n {
@@ -99,7 +91,7 @@ fn consecutive_runtimes_each_get_a_live_timer() {
     let _watchdog = common::Watchdog::start();
     let mut previous: Option<Timer> = None;
     for _ in 0..5 {
-        let rt = paused_runtime();
+        let rt = common::paused_runtime();
         let timer = rt.block_on(async {
             let start = Instant::now();
             time::sleep(ms(30)).await;
@@ -180,7 +172,7 @@ fn a_runtime_driven_inside_block_in_place_uses_its_own_timer() {
                 time::sleep(ms(1)).await;
                 let timer_a = Timer::current();
                 let timer_b = tokio::task::block_in_place(|| {
-                    paused_runtime().block_on(sleep_60_s_beside_tokios())
+                    common::paused_runtime().block_on(sleep_60_s_beside_tokios())
                 });
                 assert_eq!(timer_b.stats().fired, 1);
                 assert!(timer_b.is_shutdown(), "B ended, and its timer with it");
@@ -201,7 +193,7 @@ fn a_runtime_driven_inside_block_in_place_uses_its_own_timer() {
 #[test]
 fn a_local_set_driven_by_one_runtime_then_another_uses_the_current_ones_timer() {
     within_30_s(|| {
-        let (a, b) = (paused_runtime(), paused_runtime());
+        let (a, b) = (common::paused_runtime(), common::paused_runtime());
         let local = tokio::task::LocalSet::new();
         let (started, on_a) = tokio::sync::oneshot::channel();
         let (go, to_b) = tokio::sync::oneshot::channel::<()>();
@@ -230,7 +222,7 @@ fn a_local_set_driven_by_one_runtime_then_another_uses_the_current_ones_timer() 
 #[test]
 fn an_installed_timer_is_the_runtimes_default() {
     let _watchdog = common::Watchdog::start();
-    let rt = paused_runtime();
+    let rt = common::paused_runtime();
     let installed = Timer::builder()
         .tick(ms(2))
         .slots(64)
@@ -260,7 +252,7 @@ fn an_installed_timer_is_the_runtimes_default() {
 #[test]
 fn installing_from_inside_the_runtime_uses_it() {
     let _watchdog = common::Watchdog::start();
-    let rt = paused_runtime();
+    let rt = common::paused_runtime();
     rt.block_on(async {
         Timer::builder().tick(ms(2)).install().unwrap();
         assert_eq!(Timer::current().tick(), ms(2));
@@ -273,7 +265,7 @@ fn installing_from_inside_the_runtime_uses_it() {
 #[test]
 fn a_late_install_is_refused() {
     let _watchdog = common::Watchdog::start();
-    let used = paused_runtime();
+    let used = common::paused_runtime();
     used.block_on(async { time::sleep(ms(10)).await });
     let late_tick = ms(10);
     assert_ne!(late_tick, Builder::DEFAULT_TICK, "the refusal must show");
@@ -284,7 +276,7 @@ fn a_late_install_is_refused() {
     assert_eq!(late.unwrap_err(), BuildError::AlreadyInstalled);
     used.block_on(async { assert_eq!(Timer::current().tick(), Builder::DEFAULT_TICK) });
 
-    let installed = paused_runtime();
+    let installed = common::paused_runtime();
     let install = || {
         Timer::builder()
             .tick(ms(5))
@@ -346,7 +338,7 @@ fn current_outside_a_runtime_panics() {
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
 fn sleep_after_the_runtime_ended_panics() {
     let _watchdog = common::Watchdog::start();
-    let rt = paused_runtime();
+    let rt = common::paused_runtime();
     rt.block_on(async { time::sleep(ms(10)).await });
     drop(rt);
     drop(time::sleep(ms(10)));
@@ -526,7 +518,7 @@ async fn the_module_names_tokios_types() {
 #[should_panic(expected = "the timer has shut down")]
 fn a_shut_down_default_timer_refuses_new_waits() {
     let _watchdog = common::Watchdog::start();
-    let rt = paused_runtime();
+    let rt = common::paused_runtime();
     rt.block_on(async {
         Timer::current().shutdown();
         drop(time::sleep(ms(10)));

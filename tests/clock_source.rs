@@ -14,14 +14,6 @@ use tickwheel::Timer;
 use tokio::time::Instant;
 use tokio_test::{assert_pending, assert_ready, task};
 
-fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap()
-}
-
 const MS: Duration = Duration::from_millis(1);
 
 /// Two paused runtimes, `away`'s clock 10 ms ahead of `home`'s, and a 1 ms
@@ -35,8 +27,8 @@ struct Apart {
 }
 
 fn two_clocks_apart() -> Apart {
-    let home = paused_runtime();
-    let away = paused_runtime();
+    let home = common::paused_runtime();
+    let away = common::paused_runtime();
     let timer = Timer::builder()
         .tick(MS)
         .runtime(home.handle().clone())
@@ -106,7 +98,7 @@ fn sleeps_made_or_reset_from_another_runtime_use_the_timers_clock() {
 fn a_paused_runtime_does_not_move_a_real_time_timers_deadlines() {
     let _watchdog = common::Watchdog::start();
     let (_home, timer) = common::runtime_with_timer(1);
-    let away = paused_runtime();
+    let away = common::paused_runtime();
     away.block_on(async {
         tokio::time::advance(Duration::from_secs(3600)).await;
         let before = Instant::from_std(std::time::Instant::now());
@@ -159,7 +151,7 @@ fn a_task_of_another_runtime_keeps_using_the_timers_clock() {
 #[test]
 fn now_is_the_timers_clock_after_an_idle_stretch() {
     within_30_s(|| {
-        paused_runtime().block_on(async {
+        common::paused_runtime().block_on(async {
             let timer = Timer::new();
             timer.sleep(10 * MS).await;
             // Idle: the driver finishes its pass and parks, and the paused

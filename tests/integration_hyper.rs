@@ -252,15 +252,6 @@ async fn a_timely_request_is_served_and_the_next_head_is_timed_again() {
 // `tickwheel::HyperTimer`: hyper-util's `TokioTimer::new()` shape, each sleep
 // on the default timer of the runtime current when it is made.
 
-/// A current-thread runtime whose clock starts paused.
-fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap()
-}
-
 /// Made before any runtime exists, then used inside one: the sleep is an
 /// entry of that runtime's default timer, and fires exactly as a
 /// `tokio::time` sleep would on the paused clock (never early, woken by the
@@ -269,7 +260,7 @@ fn paused_runtime() -> tokio::runtime::Runtime {
 fn hyper_timer_made_outside_any_runtime_sleeps_on_the_current_ones_default() {
     common::watchdog::within_30_s(|| {
         let hyper_timer = tickwheel::HyperTimer::new();
-        paused_runtime().block_on(async move {
+        common::paused_runtime().block_on(async move {
             let start = Instant::now();
             let mut sleep = task::spawn(HyperTimer::sleep(&hyper_timer, 2 * SECOND));
             assert_pending!(sleep.poll());
@@ -324,7 +315,7 @@ fn one_hyper_timer_serves_two_runtimes_each_on_its_own_default_timer() {
         builder
             .timer(tickwheel::HyperTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT);
-        let (a, b) = (paused_runtime(), paused_runtime());
+        let (a, b) = (common::paused_runtime(), common::paused_runtime());
         let a_timer = a.block_on(async { tickwheel::Timer::current() });
         let b_timer = b.block_on(async { tickwheel::Timer::current() });
 
@@ -366,7 +357,7 @@ fn one_hyper_timer_serves_two_runtimes_each_on_its_own_default_timer() {
 fn hyper_timer_reset_keeps_the_sleep_on_its_timer() {
     common::watchdog::within_30_s(|| {
         let hyper_timer = tickwheel::HyperTimer::new();
-        let (a, b) = (paused_runtime(), paused_runtime());
+        let (a, b) = (common::paused_runtime(), common::paused_runtime());
         let (a_timer, mut sleep, start) = a.block_on(async {
             let mut sleep = task::spawn(HyperTimer::sleep(&hyper_timer, 60 * SECOND));
             assert_pending!(sleep.poll());

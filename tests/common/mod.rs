@@ -78,3 +78,12 @@ pub fn old_default_timer() -> tickwheel::Timer {
         .build()
         .unwrap()
 }
+
+/// A current-thread runtime whose clock starts paused.
+pub fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}

@@ -670,14 +670,7 @@ fn w12_table(r: &Results) -> String {
         let work = Work::W12(busy);
         for sys in [Sys::Tickwheel, Sys::Tokio] {
             let figure = |sys, key| r.spread(work, sys, Variant::Plain, key);
-            let to_tokio = |key| {
-                if sys == Sys::Tokio {
-                    "-".to_string()
-                } else {
-                    let m = |sys| figure(sys, key).map(|s: Spread| s.median);
-                    fmt_opt(ratio(m(Sys::Tickwheel), m(Sys::Tokio)), 2)
-                }
-            };
+            let to_tokio = |key| tickwheel_to_tokio(r, work, sys, key);
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -737,14 +730,7 @@ fn w10_table(r: &Results, skipped: Option<&str>) -> String {
         let work = Work::W10(http);
         for sys in [Sys::Tickwheel, Sys::Tokio] {
             let figure = |sys, key| r.spread(work, sys, Variant::Plain, key);
-            let to_tokio = |key| {
-                if sys == Sys::Tokio {
-                    "-".to_string()
-                } else {
-                    let m = |sys| figure(sys, key).map(|s: Spread| s.median);
-                    fmt_opt(ratio(m(Sys::Tickwheel), m(Sys::Tokio)), 2)
-                }
-            };
+            let to_tokio = |key| tickwheel_to_tokio(r, work, sys, key);
             let errors = Spread::of(
                 r.per_rep(work, sys, Variant::Plain, "socket_errors")
                     .iter()
@@ -782,4 +768,17 @@ fn w10_table(r: &Results, skipped: Option<&str>) -> String {
         }
     }
     s
+}
+
+/// The row's cell for tickwheel's median `key` over tokio's, in a table with
+/// a row per system: "-" on tokio's own row.
+fn tickwheel_to_tokio(r: &Results, work: Work, sys: Sys, key: &str) -> String {
+    if sys == Sys::Tokio {
+        return "-".to_string();
+    }
+    let m = |sys| {
+        r.spread(work, sys, Variant::Plain, key)
+            .map(|s: Spread| s.median)
+    };
+    fmt_opt(ratio(m(Sys::Tickwheel), m(Sys::Tokio)), 2)
 }
