@@ -175,7 +175,9 @@ impl Driver {
 
     /// Asks for the alarm to be armed no later than `tick`'s boundary (a
     /// registration earlier than the target). Unlike a pass, this locks no
-    /// shard: a registering thread never waits for another shard's lock.
+    /// shard, so a registering thread does not wait for another shard's
+    /// lock; only if that tick has come by the time the alarm is armed (a
+    /// deadline within microseconds) does it run the whole pass itself.
     fn request_arm(&self, tick: u64, hook: &Waker) {
         self.arm_wanted.fetch_min(tick, Ordering::SeqCst);
         self.run_requests(hook, true);
