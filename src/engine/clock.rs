@@ -154,8 +154,15 @@ pub(crate) fn has_time_driver(handle: &Handle) -> bool {
 /// last processed millisecond's end is a grid point; a binary search over
 /// deadlines finds it to the nanosecond, with about 40 sleeps registered and
 /// dropped (some microseconds, once per timer).
+///
+/// Another thread may run tokio's time driver during the search (a
+/// multi-thread runtime's worker parks on it), moving the processed mark on
+/// between two probes, and probes answered at different moments need not
+/// meet at a grid point. So the point found is checked: the mark is always a
+/// grid point, and a point `p` that was seen processed while `p + 1 ns` is
+/// still not processed after the search is the mark itself. A search the
+/// mark outran is tried again, up to [`GRID_ATTEMPTS`] times.
 pub(crate) fn on_tokio_grid(origin: Instant) -> Instant {
-    const MS: Duration = Duration::from_millis(1);
     // `reset` registers the sleep without polling it (so without a waker,
     // and without the poll's panic on a runtime shutting down, where every
     // registration completes at once and the search below finds nothing).
@@ -164,25 +171,60 @@ pub(crate) fn on_tokio_grid(origin: Instant) -> Instant {
         sleep.as_mut().reset(deadline);
         sleep.is_elapsed()
     };
+    for _ in 0..GRID_ATTEMPTS {
+        let Some(mark) = processed_mark(origin, &processed) else {
+            return origin;
+        };
+        if processed(mark + Duration::from_nanos(1)) {
+            continue; // the mark moved on during the search
+        }
+        return last_grid_point(mark, origin);
+    }
+    origin
+}
+
+/// The last point at or before `origin` of the millisecond grid through
+/// `mark`, which may lie on either side of it (tokio may have processed
+/// past `origin` by the time the search ends), or `origin` itself where
+/// that point is before the platform's earliest `Instant`.
+fn last_grid_point(mark: Instant, origin: Instant) -> Instant {
+    const MS_NS: u128 = 1_000_000;
+    let whole_ms = |ns: u128| Duration::from_millis((ns / MS_NS) as u64);
+    match origin.checked_duration_since(mark) {
+        Some(behind) => mark + whole_ms(behind.as_nanos()),
+        None => {
+            let ahead = (mark - origin).as_nanos();
+            mark.checked_sub(whole_ms(ahead + MS_NS - 1))
+                .unwrap_or(origin)
+        }
+    }
+}
+
+/// How many times [`on_tokio_grid`] searches before it gives up and keeps
+/// the instant it was given.
+const GRID_ATTEMPTS: usize = 4;
+
+/// Binary search for the last deadline `processed` answers `true` for,
+/// starting near `origin`: tokio's processed mark, if it did not move
+/// meanwhile. `None` if no processed deadline is found within an hour back.
+fn processed_mark(origin: Instant, processed: &impl Fn(Instant) -> bool) -> Option<Instant> {
+    const MS: Duration = Duration::from_millis(1);
     // Not processed: tokio has not reached the millisecond after `origin`'s.
     let mut after = origin + 2 * MS;
     // Processed: some deadline far enough back.
     let mut back = MS;
     let mut before = loop {
-        let Some(at) = origin.checked_sub(back) else {
-            return origin;
-        };
+        let at = origin.checked_sub(back)?;
         if processed(at) {
             break at;
         }
         after = at;
-        back = match back.checked_mul(2) {
-            Some(b) if b <= Duration::from_secs(3600) => b,
-            _ => return origin,
-        };
+        back = back
+            .checked_mul(2)
+            .filter(|b| *b <= Duration::from_secs(3600))?;
     };
-    // `before` is processed, `after` is not: the grid point lies between,
-    // at the last processed nanosecond.
+    // `before` is processed, `after` is not: the mark lies between, at the
+    // last processed nanosecond.
     while after - before > Duration::from_nanos(1) {
         let mid = before + (after - before) / 2;
         if processed(mid) {
@@ -191,11 +233,7 @@ pub(crate) fn on_tokio_grid(origin: Instant) -> Instant {
             after = mid;
         }
     }
-    let Some(behind) = origin.checked_duration_since(before) else {
-        return origin; // no grid point at or before `origin` was found
-    };
-    let whole_ms = Duration::from_millis((behind.as_nanos() / MS.as_nanos()) as u64);
-    before + whole_ms
+    Some(before)
 }
 
 /// The timer's frame of reference: its origin and its tick length.
@@ -380,6 +418,27 @@ mod tests {
         let c = clock();
         let thirty_years = Duration::from_secs(30 * 365 * 86_400);
         assert_eq!(far_future(c.origin) - c.origin, thirty_years);
+    }
+
+    /// The grid point before an instant is found from a mark on either side
+    /// of it, and is the instant itself when it lies on the grid.
+    #[test]
+    fn the_last_grid_point_comes_from_a_mark_on_either_side() {
+        let origin = Instant::now();
+        let ns = Duration::from_nanos;
+        let mark = origin - ns(3_250_000);
+        assert_eq!(last_grid_point(mark, origin), origin - ns(250_000));
+        assert_eq!(last_grid_point(origin, origin), origin);
+        // tokio processed past `origin` while the search ran.
+        assert_eq!(
+            last_grid_point(origin + ns(1_250_000), origin),
+            origin - ns(750_000)
+        );
+        assert_eq!(last_grid_point(origin + ns(2_000_000), origin), origin);
+        assert_eq!(
+            last_grid_point(origin + ns(1), origin),
+            origin - ns(999_999)
+        );
     }
 
     /// Grid points found at different moments of a real-time runtime lie
