@@ -28,6 +28,7 @@
 //! - [`doorbell`]: how the driver's hook asks its task to run a pass.
 //! - [`clock`], [`context`]: the timer's clock, and which runtime is current.
 //! - [`lateness`]: the histogram each wheel records fired timers into.
+//! - [`prefetch`]: the cache hint for a fired timer's task (the only `unsafe`).
 //! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
 //!   panic containment for wakers, and diagnostics.
 
@@ -38,6 +39,7 @@ pub(crate) mod doorbell;
 pub(crate) mod driver;
 pub(crate) mod lateness;
 pub(crate) mod pass_lock;
+pub(crate) mod prefetch;
 pub(crate) mod shard;
 pub(crate) mod shared;
 pub(crate) mod state;

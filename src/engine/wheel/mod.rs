@@ -63,6 +63,7 @@ pub(crate) use self::slab::Key;
 pub(crate) use self::slab::MAX_KEY;
 use self::slab::{Slab, MAX_LAG, NIL};
 use crate::engine::lateness::LatenessHistogram;
+use crate::engine::prefetch;
 use crate::engine::tick_div::TickDiv;
 
 /// Deadlines at or past this many nanoseconds since the origin have
@@ -474,7 +475,11 @@ impl Wheel {
             }
             self.lateness.record_ns(now_ns.saturating_sub(deadline));
             self.counters.fired += 1;
-            out.push(self.slab.remove(head));
+            let waker = self.slab.remove(head);
+            // Its task is woken once the batch is full or the bucket done,
+            // after the lock is released: start loading it now.
+            prefetch::waker_target(&waker);
+            out.push(waker);
         }
     }
 
