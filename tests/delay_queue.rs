@@ -1460,14 +1460,10 @@ fn removing_the_earliest_near_item_beside_a_far_one_moves_the_wake_up() {
 }
 
 /// A far item moved later in place onto the tick of an item of the next far
-/// lap, before any poll: `peek` names the one that comes out first.
-///
-/// Ignored: a known bug, found by the issue-26 mutation run (RELIABILITY.md).
-/// `peek` names the moved item while the other comes out first; making the
-/// far lap's item win ties (`tick <= b` in `Buckets::peek`) passes this test
-/// but fails the model test on other cases, so the fix needs more than that.
+/// lap, before any poll: `peek` names the one that comes out first. Found
+/// by the issue-26 mutation run (RELIABILITY.md): `peek` named the moved
+/// item while the other came out first.
 #[test]
-#[ignore = "known bug: peek on a far item delayed onto a later lap's tie (RELIABILITY.md)"]
 fn peek_names_what_comes_out_next_after_a_far_item_is_delayed_onto_a_later_laps_tie() {
     watched(|| async {
         let timer = Timer::new();
@@ -1502,5 +1498,27 @@ fn a_passed_insert_in_an_unbegun_tick_comes_out_after_a_ring_item_of_the_current
         assert_eq!(first.into_inner(), "ring");
         let second = assert_ready!(queue.poll_next()).unwrap();
         assert_eq!(second.into_inner(), "passed");
+    });
+}
+
+/// Two near items (in the ring) moved later in place onto the tick of a
+/// third, before any poll: `peek` names the one that comes out first, each
+/// time.
+#[test]
+fn peek_names_what_comes_out_next_after_two_near_items_are_delayed_onto_a_tie() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+        let a = queue.insert("a", ms(100));
+        let b = queue.insert("b", ms(200));
+        queue.insert("c", ms(300));
+        queue.reset(&a, ms(300));
+        queue.reset(&b, ms(300));
+        advance(ms(300)).await;
+        for _ in 0..3 {
+            let next = queue.peek();
+            let out = assert_ready!(queue.poll_next()).unwrap();
+            assert_eq!(next, Some(out.key()), "came out: {}", out.get_ref());
+        }
     });
 }

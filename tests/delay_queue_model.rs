@@ -523,3 +523,136 @@ fn an_odd_tick_sleep_reset_back_and_forth_wakes_at_the_boundary() {
         },
     );
 }
+
+/// One step of [`run_one_at_a_time`].
+#[derive(Debug, Clone)]
+enum OneOp {
+    Insert(u64),
+    Reset(usize, u64),
+    /// Moves the item later by `.1` ms: in place, where it sits.
+    Delay(usize, u64),
+    /// Moves the item with the earliest deadline later by `.0` ms.
+    DelayEarliest(u64),
+    Advance(u64),
+    /// One `poll_expired`, as a task that handles each item before it polls
+    /// again (so the queue's sleep is not armed while it handles it).
+    Poll,
+}
+
+fn one_op() -> impl Strategy<Value = OneOp> {
+    prop_oneof![
+        3 => delay().prop_map(OneOp::Insert),
+        2 => (0u64..20).prop_map(OneOp::Insert),
+        2 => (any::<usize>(), delay()).prop_map(|(i, d)| OneOp::Reset(i, d)),
+        2 => (any::<usize>(), 0u64..3).prop_map(|(i, d)| OneOp::Delay(i, d)),
+        2 => (0u64..3).prop_map(OneOp::DelayEarliest),
+        3 => (0u64..120_000).prop_map(OneOp::Advance),
+        1 => (0u64..40_000_000).prop_map(OneOp::Advance),
+        4 => Just(OneOp::Poll),
+    ]
+}
+
+/// The queue polled one item at a time, with inserts and resets between
+/// the polls and no poll for a while after an insert: items moved later
+/// where they sit (near and far) are still there when the clock passes
+/// them, which the drains of `run_model` (each ending with the queue's
+/// sleep armed, whose upkeep links them where their deadline says) rarely
+/// leave. Each item that comes out is the one `peek` named just before, of
+/// the earliest tick of the queue, due; `Pending` only with nothing due.
+fn run_one_at_a_time(slots: usize, tick: Duration, ops: Vec<OneOp>) {
+    paused("delay_queue_model", WATCHDOG, move || async move {
+        let origin = Instant::now();
+        let timer = Timer::builder().slots(slots).tick(tick).build().unwrap();
+        let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+        // Each live item's deadline, and whether it was due when set.
+        let mut model: BTreeMap<u64, (Key, Instant, bool)> = BTreeMap::new();
+        let mut keys: Vec<Key> = Vec::new();
+        let boundary = |deadline: Instant| {
+            let ns = deadline.saturating_duration_since(origin).as_nanos();
+            let tick = tick.as_nanos();
+            origin + Duration::from_nanos((ns.div_ceil(tick) * tick) as u64)
+        };
+        for (value, op) in (0u64..).zip(ops) {
+            let now = Instant::now();
+            match op {
+                OneOp::Insert(d) => {
+                    let key = queue.insert(value, ms(d));
+                    model.insert(value, (key, now + ms(d), d == 0));
+                    keys.push(key);
+                }
+                OneOp::Reset(i, d) if !keys.is_empty() => {
+                    let key = keys[i % keys.len()];
+                    if let Some((_, item)) = model.iter_mut().find(|(_, (k, ..))| *k == key) {
+                        queue.reset(&key, ms(d));
+                        *item = (key, now + ms(d), d == 0);
+                    }
+                }
+                OneOp::Delay(i, extra) if !keys.is_empty() => {
+                    let key = keys[i % keys.len()];
+                    if let Some((_, item)) = model.iter_mut().find(|(_, (k, ..))| *k == key) {
+                        let later = item.1 + ms(extra);
+                        queue.reset_at(&key, later);
+                        *item = (key, later, later <= now);
+                    }
+                }
+                OneOp::DelayEarliest(extra) => {
+                    if let Some(item) = model.values_mut().min_by_key(|(_, d, _)| *d) {
+                        let later = item.1 + ms(extra);
+                        queue.reset_at(&item.0, later);
+                        *item = (item.0, later, later <= now);
+                    }
+                }
+                OneOp::Advance(us) => advance(Duration::from_micros(us)).await,
+                OneOp::Poll => {
+                    let peeked = queue.peek();
+                    let polled = tokio::task::unconstrained(async { queue.poll_next() }).await;
+                    let due = |(_, deadline, at_once): &(Key, Instant, bool)| {
+                        *at_once || boundary(*deadline) <= now
+                    };
+                    match polled {
+                        Poll::Ready(Some(expired)) => {
+                            let out = *expired.get_ref();
+                            assert_eq!(
+                                peeked,
+                                Some(expired.key()),
+                                "peek named another item than came out ({out})"
+                            );
+                            let item = model.remove(&out).expect("came out once");
+                            assert_eq!(expired.deadline(), item.1);
+                            assert!(due(&item), "{out} came out early");
+                            let first = model.values().map(|(_, d, _)| boundary(*d)).min();
+                            assert!(
+                                first.is_none_or(|first| boundary(item.1) <= first),
+                                "{out} came out before an item of an earlier tick"
+                            );
+                        }
+                        Poll::Ready(None) => assert!(model.is_empty(), "Ready(None) with items"),
+                        Poll::Pending => assert!(
+                            !model.values().any(due),
+                            "Pending with an item due at {:?}",
+                            now - origin
+                        ),
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn polled_one_at_a_time_peek_names_each_item_that_comes_out(
+        slots in prop_oneof![Just(1usize), Just(4usize), Just(512usize)],
+        tick in prop_oneof![Just(Duration::from_millis(1)), Just(Duration::from_millis(10))],
+        ops in proptest::collection::vec(one_op(), 1..120),
+    ) {
+        run_one_at_a_time(slots, tick, ops);
+    }
+}

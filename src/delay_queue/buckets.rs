@@ -21,8 +21,18 @@
 //!   the current or the next lap of `elapsed + 1`;
 //! - an overflow lap is at least two laps after the current one.
 //!
-//! So the items due by `seen` are the `due` list and the ring buckets of
-//! ticks `<= seen`; they come out in tick order, merged.
+//! So the items due by `seen` are the `due` list, the ring buckets of ticks
+//! `<= seen` and (when the clock passed them with no poll) the far laps
+//! that begin by `seen`; they come out in tick order, merged.
+//!
+//! Which item of the earliest tick comes out first is decided in one place,
+//! [`Buckets::next_out`], which both [`Buckets::peek`] and
+//! [`Buckets::pop_due`] ask. `pop_due` hands out what `next_out` names and
+//! only then tidies up (links items moved later in place where their
+//! deadline says, moves far laps in), because that tidying pushes items
+//! onto the front of other lists and so reorders ties: were it to run
+//! first, `peek` would have to predict it, which is how it once named the
+//! wrong item.
 //!
 //! Lists are doubly linked by slab index. The head's `prev` names its list
 //! (`HEAD` plus a code), so any item unlinks in O(1) without a lookup of where
@@ -111,6 +121,20 @@ pub(super) enum Placed {
     At(u64),
     /// Its deadline is beyond the clock's reach: it never comes due.
     Never,
+}
+
+/// Where the item [`Buckets::next_out`] names sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Due,
+    /// In ring bucket `bucket`, of tick `tick` (the item's own tick is
+    /// later if its deadline was moved later in place).
+    Bucket {
+        bucket: usize,
+        tick: u64,
+    },
+    /// In a far lap's list.
+    Lap,
 }
 
 /// What the queue must wait for once nothing is due.
@@ -264,54 +288,62 @@ impl Buckets {
     }
 
     /// Unlinks and returns the item due first by tick `seen`, if any: the
-    /// lowest tick among the `due` list and the ring buckets up to `seen`.
+    /// one [`next_out`](Buckets::next_out) names, if it is due by then.
+    /// When none is, it changes nothing, so a poll that finds nothing due,
+    /// reads the clock and asks again still gets what `peek` named.
     pub(super) fn pop_due<T>(&mut self, slab: &mut Slab<T>, seen: u64) -> Option<u32> {
         debug_assert!(self.elapsed <= seen, "{} > {seen}", self.elapsed);
-        loop {
-            let ring = self.next_busy();
-            if self.due != NIL {
-                let due_tick = self.tick_of(slab.at(self.due).deadline.offset());
-                // With the ring empty, a far lap whose move-in tick has
-                // passed may hold items due before the `due` list's first
-                // (the clock passed them with no poll): it moves in first.
-                // Ring ticks all come before far laps, so a busy ring
-                // decides alone.
-                let lap_first = ring.is_none()
-                    && self.overflow.first().is_some_and(|lap| {
-                        self.geometry.move_in_tick(lap) <= seen
-                            && self.geometry.first_tick(lap) <= due_tick
-                    });
-                if !lap_first && ring.is_none_or(|(_, tick)| due_tick <= tick || tick > seen) {
-                    let index = self.due;
-                    self.unlink(slab, index);
-                    return Some(index);
-                }
+        let (index, source) = self.next_out(slab, seen)?;
+        self.unlink(slab, index);
+        if let Source::Bucket { bucket, tick } = source {
+            // If it emptied the earliest busy bucket, that bucket's tick is
+            // processed (it is at or before the item's tick, so by `seen`).
+            if self.ring[bucket] == NIL && self.next_busy().is_none_or(|(_, next)| next > tick) {
+                self.set_elapsed(slab, tick);
             }
-            match ring {
+        }
+        // After choosing, never before: tidying moves items between lists.
+        self.sweep(slab, seen);
+        Some(index)
+    }
+
+    /// The tidying that comes with the passing of ticks up to `seen`: the
+    /// items of the earliest buckets of ticks `<= seen` that were moved
+    /// later in place are linked where their deadline says now, each
+    /// emptied bucket's tick is marked processed, and with the ring empty
+    /// the next far lap moves in once its move-in tick is `<= seen`. Stops
+    /// at the first bucket whose head is due at its tick. Each step is paid
+    /// for by the extension or insert that made it needed, and it files
+    /// every item [`next_out`](Buckets::next_out) walked past up to `seen`,
+    /// so the next walk does not meet them again.
+    fn sweep<T>(&mut self, slab: &mut Slab<T>, seen: u64) {
+        loop {
+            match self.next_busy() {
                 Some((bucket, tick)) if tick <= seen => {
-                    let index = self.ring[bucket];
-                    self.unlink(slab, index);
-                    // An item whose deadline was moved later in place goes
-                    // where its deadline says now (after this tick).
-                    let extended = self.tick_of(slab.at(index).deadline.offset()) > tick;
-                    if extended {
-                        self.link(slab, index, false);
+                    if self.head_due_at(slab, bucket, tick) {
+                        return;
                     }
+                    let head = self.ring[bucket];
+                    self.unlink(slab, head);
+                    let placed = self.link(slab, head, false);
+                    debug_assert!(
+                        matches!(placed, Placed::At(t) if t > tick) || placed == Placed::Never,
+                        "an item moved later in place from tick {tick} went to {placed:?}"
+                    );
                     if self.ring[bucket] == NIL {
                         self.set_elapsed(slab, tick);
                     }
-                    if !extended {
-                        return Some(index);
-                    }
                 }
-                Some(_) => return None,
+                Some(_) => return,
                 None => {
                     // The ring is empty: the next far lap moves in once the
                     // lap before it becomes current.
-                    let lap = self.overflow.first()?;
+                    let Some(lap) = self.overflow.first() else {
+                        return;
+                    };
                     let move_in = self.geometry.move_in_tick(lap);
                     if move_in > seen {
-                        return None;
+                        return;
                     }
                     self.set_elapsed(slab, move_in);
                 }
@@ -324,6 +356,7 @@ impl Buckets {
     ///
     /// [`pop_due`]: Buckets::pop_due
     pub(super) fn settle<T>(&mut self, slab: &mut Slab<T>, seen: u64) {
+        self.sweep(slab, seen);
         if seen > self.elapsed {
             debug_assert!(
                 self.next_busy().is_none_or(|(_, tick)| tick > seen),
@@ -398,57 +431,86 @@ impl Buckets {
     /// not it is due yet; an item that never comes due only if nothing else
     /// is left.
     pub(super) fn peek<T>(&self, slab: &Slab<T>) -> Option<u32> {
-        // The due list is sorted; ring buckets in tick order hold items of
-        // that tick or (moved later in place) after it; overflow laps in lap
-        // order hold items of that lap.
-        let mut best = (self.due != NIL)
-            .then(|| (self.tick_of(slab.at(self.due).deadline.offset()), self.due));
-        // The earliest item of a list, the first of its ties: a ring
-        // bucket hands out its head first.
-        let scan = |head: u32, best: &mut Option<(u64, u32)>| {
-            let mut at = head;
-            while at != NIL {
-                let item = slab.at(at);
-                let tick = self.tick_of(item.deadline.offset());
-                if best.is_none_or(|(b, _)| tick < b) {
-                    *best = Some((tick, at));
-                }
-                at = item.next();
-            }
+        self.next_out(slab, u64::MAX)
+            .map(|(index, _)| index)
+            .or((self.never != NIL).then_some(self.never))
+    }
+
+    /// The item that comes out next, and where it sits, if it is due by
+    /// tick `by` (`u64::MAX`: whenever it comes due): the rule that both
+    /// [`peek`](Buckets::peek) and [`pop_due`](Buckets::pop_due) follow.
+    ///
+    /// It is an item of the earliest tick (each item counts at its own
+    /// deadline's tick, also one moved later in place, wherever it sits).
+    /// Among that tick's items: the `due` list's first; else the first met
+    /// walking the ring buckets in tick order, each from its head (of ties
+    /// inserted into a bucket, the latest); else the far laps in lap order,
+    /// and in a lap the last of its list (of ties inserted into the lap, the
+    /// earliest: moving the lap into the ring reverses its list, which makes
+    /// that one its bucket's head, so the choice holds across the move).
+    ///
+    /// `by` only bounds the walk: lists of ticks after `by` hold no item
+    /// due by it, so the answer is the same as without the bound whenever
+    /// that one is due by `by`. A `due` item is due whatever `by`: its tick
+    /// is at most one after the clock's last reading (`seen`), so an item of
+    /// a later tick than `by` never comes before it.
+    fn next_out<T>(&self, slab: &Slab<T>, by: u64) -> Option<(u32, Source)> {
+        let tick_at = |index: u32| self.tick_of(slab.at(index).deadline.offset());
+        let mut best = (self.due != NIL).then(|| (tick_at(self.due), self.due, Source::Due));
+        // Nothing in a list whose items are all at or after `floor` can
+        // come before the best so far.
+        let settled = |best: &Option<(u64, u32, Source)>, floor: u64| {
+            best.is_some_and(|(b, _, _)| b <= floor)
         };
-        let mut elapsed = self.elapsed;
-        while let Some((bucket, tick)) = self.next_busy_after(elapsed) {
-            if best.is_some_and(|(b, _)| b <= tick) {
-                return best.map(|(_, at)| at);
-            }
-            scan(self.ring[bucket], &mut best);
-            elapsed = tick;
-        }
-        for (lap, head) in self.overflow.iter() {
-            if best.is_some_and(|(b, _)| b < self.geometry.first_tick(lap)) {
+        let mut after = self.elapsed;
+        while let Some((bucket, tick)) = self.next_busy_after(after) {
+            if tick > by || settled(&best, tick) {
                 break;
             }
-            // A far lap's earliest item, the last of its ties: moving the
-            // lap into the ring pushes each item in turn onto the front of
-            // its bucket, which reverses their order.
-            let mut lap_best: Option<(u64, u32)> = None;
-            let mut at = head;
-            while at != NIL {
-                let item = slab.at(at);
-                let tick = self.tick_of(item.deadline.offset());
-                if lap_best.is_none_or(|(b, _)| tick <= b) {
-                    lap_best = Some((tick, at));
+            // A bucket holds items of its tick or (moved later in place)
+            // after it: the walk stops at the first of its tick.
+            let mut at = self.ring[bucket];
+            while at != NIL && !settled(&best, tick) {
+                let item_tick = tick_at(at);
+                if best.is_none_or(|(b, _, _)| item_tick < b) {
+                    best = Some((item_tick, at, Source::Bucket { bucket, tick }));
                 }
-                at = item.next();
+                at = slab.at(at).next();
             }
-            if let Some((tick, at)) = lap_best {
-                if best.is_none_or(|(b, _)| tick < b) {
-                    best = Some((tick, at));
+            if settled(&best, tick + 1) {
+                // No later bucket can hold an earlier item.
+                break;
+            }
+            after = tick;
+        }
+        let laps_matter = self.overflow.first().is_some_and(|lap| {
+            let first = self.geometry.first_tick(lap);
+            first <= by && !settled(&best, first)
+        });
+        if laps_matter {
+            for (lap, head) in self.overflow.iter() {
+                let first = self.geometry.first_tick(lap);
+                if first > by || settled(&best, first) {
+                    break;
+                }
+                let mut lap_best: Option<(u64, u32)> = None;
+                let mut at = head;
+                while at != NIL {
+                    let item_tick = tick_at(at);
+                    if lap_best.is_none_or(|(b, _)| item_tick <= b) {
+                        lap_best = Some((item_tick, at));
+                    }
+                    at = slab.at(at).next();
+                }
+                if let Some((item_tick, at)) = lap_best {
+                    if best.is_none_or(|(b, _, _)| item_tick < b) {
+                        best = Some((item_tick, at, Source::Lap));
+                    }
                 }
             }
         }
-        best.map(|(_, at)| at)
-            .or((self.never != NIL).then_some(self.never))
+        best.filter(|&(tick, _, source)| source == Source::Due || tick <= by)
+            .map(|(_, at, source)| (at, source))
     }
 
     /// Moves the deadline of the linked item at `index` to `deadline` in

@@ -678,7 +678,10 @@ impl<T> DelayQueue<T> {
 
     /// The key of the item that comes out next (one of those whose deadline
     /// rounds up to the earliest tick), whether or not it is due yet; `None`
-    /// if the queue is empty.
+    /// if the queue is empty. The answer holds until the queue changes: by
+    /// an insert, reset or remove, or, among items of one tick, by a poll
+    /// that finds nothing due (it files items whose deadline moved later
+    /// under their new tick).
     ///
     /// # Examples
     ///
