@@ -22,34 +22,35 @@
 
 use std::task::Waker;
 
+#[cfg(all(target_arch = "x86", target_feature = "sse"))]
+use core::arch::x86 as arch;
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64 as arch;
+
 /// Asks the CPU to start loading the cache line `waker`'s data pointer
 /// points at (for a tokio task, the task's header, which its wake writes).
 /// A hint: it reads nothing the program can see and changes no state, so
 /// it is correct for any waker, whatever its data pointer is.
 #[inline]
 pub(crate) fn waker_target(waker: &Waker) {
-    let target = waker.data();
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "x86", target_feature = "sse")
+    ))]
     // SAFETY: `_mm_prefetch` needs the `sse` target feature, which every
-    // x86_64 target has. A prefetch is a hint: it never faults, whatever
-    // the address (null, dangling, unmapped), never reads or writes memory
-    // the program can observe, and leaves every register and flag as it
-    // was, so no pointer value can make it unsound.
+    // x86_64 target has and the `cfg` checks for on x86. A prefetch is a
+    // hint: it never faults, whatever the address (null, dangling,
+    // unmapped), never reads or writes memory the program can observe, and
+    // leaves every register and flag as it was, so no pointer value can make
+    // it unsound.
     unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(target.cast());
-    }
-    #[cfg(all(target_arch = "x86", target_feature = "sse"))]
-    // SAFETY: as above; the `cfg` checks that this x86 target has `sse`.
-    unsafe {
-        use core::arch::x86::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(target.cast());
+        arch::_mm_prefetch::<{ arch::_MM_HINT_T0 }>(waker.data().cast());
     }
     #[cfg(not(any(
         target_arch = "x86_64",
         all(target_arch = "x86", target_feature = "sse")
     )))]
-    let _ = target;
+    let _ = waker;
 }
 
 #[cfg(test)]
