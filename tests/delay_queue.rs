@@ -1522,3 +1522,92 @@ fn peek_names_what_comes_out_next_after_two_near_items_are_delayed_onto_a_tie() 
         }
     });
 }
+
+/// An item delayed in place sits in the bucket of its old tick until its
+/// bucket is tidied. When a later bucket's item comes out first, the
+/// delayed item still comes out at its new deadline, not laps later.
+#[test]
+fn an_item_delayed_past_a_later_one_comes_out_at_its_new_deadline() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+        let b = queue.insert("b", ms(100));
+        queue.insert("a", ms(200));
+        queue.reset(&b, ms(201)); // later: rewritten in place
+        advance(ms(200)).await;
+        let a = assert_ready!(queue.poll_next()).unwrap();
+        assert_eq!(*a.get_ref(), "a");
+        assert_pending!(queue.poll_next());
+        advance(ms(1)).await;
+        assert!(queue.is_woken());
+        let b = assert_ready!(queue.poll_next()).unwrap();
+        assert_eq!(*b.get_ref(), "b");
+    });
+}
+
+/// Three items of one tick, the last inserted delayed in place: the other
+/// two come out at the tick, one after the other, the delayed one at its
+/// new deadline.
+#[test]
+fn items_beside_one_delayed_in_place_all_come_out_at_their_tick() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+        queue.insert("a1", ms(100));
+        queue.insert("a2", ms(100));
+        let b = queue.insert("b", ms(100));
+        queue.reset(&b, ms(300)); // later: rewritten in place
+        advance(ms(100)).await;
+        let mut out = Vec::new();
+        out.push(*assert_ready!(queue.poll_next()).unwrap().get_ref());
+        out.push(*assert_ready!(queue.poll_next()).unwrap().get_ref());
+        out.sort();
+        assert_eq!(out, ["a1", "a2"]);
+        assert_pending!(queue.poll_next());
+        advance(ms(200)).await;
+        assert!(queue.is_woken());
+        assert_eq!(*assert_ready!(queue.poll_next()).unwrap().get_ref(), "b");
+    });
+}
+
+/// On a 10 ms tick at 25 ms, an insert whose deadline (21 ms) has passed
+/// comes out at once, though its deadline rounds up to the 30 ms tick
+/// that an item delayed in place (20 ms to 30 ms) now shares with it.
+#[test]
+fn a_passed_insert_comes_out_at_once_beside_a_ring_item_delayed_onto_its_tick() {
+    watched(|| async {
+        let timer = coarse_timer();
+        let start = Instant::now();
+        let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+        let r = queue.insert("r", ms(20));
+        queue.reset(&r, ms(30)); // later: rewritten in place
+        advance(ms(25)).await;
+        queue.insert_at("p", start + ms(21));
+        assert_eq!(*assert_ready!(queue.poll_next()).unwrap().get_ref(), "p");
+        assert_pending!(queue.poll_next());
+        advance(ms(5)).await;
+        assert!(queue.is_woken());
+        assert_eq!(*assert_ready!(queue.poll_next()).unwrap().get_ref(), "r");
+    });
+}
+
+/// The same with a far item: on a 10 ms tick and 4 slots (a lap is 40 ms),
+/// an item at 205 ms waits in the overflow; the clock passes its lap's
+/// start with no poll, and a passed insert at 201 ms, which rounds up to
+/// the same 210 ms tick, comes out at once.
+#[test]
+fn a_passed_insert_comes_out_at_once_beside_a_far_item_of_its_tick() {
+    watched(|| async {
+        let timer = Timer::builder().tick(COARSE).slots(4).build().unwrap();
+        let start = Instant::now();
+        let mut queue = task::spawn(DelayQueue::with_timer(&timer));
+        queue.insert("far", ms(205));
+        advance(ms(205)).await;
+        queue.insert_at("p", start + ms(201));
+        assert_eq!(*assert_ready!(queue.poll_next()).unwrap().get_ref(), "p");
+        assert_pending!(queue.poll_next());
+        advance(ms(5)).await;
+        assert!(queue.is_woken());
+        assert_eq!(*assert_ready!(queue.poll_next()).unwrap().get_ref(), "far");
+    });
+}
