@@ -323,13 +323,7 @@ impl Buckets {
                     if self.head_due_at(slab, bucket, tick) {
                         return;
                     }
-                    let head = self.ring[bucket];
-                    self.unlink(slab, head);
-                    let placed = self.link(slab, head, false);
-                    debug_assert!(
-                        matches!(placed, Placed::At(t) if t > tick) || placed == Placed::Never,
-                        "an item moved later in place from tick {tick} went to {placed:?}"
-                    );
+                    self.refile_head(slab, bucket, tick);
                     if self.ring[bucket] == NIL {
                         self.set_elapsed(slab, tick);
                     }
@@ -349,6 +343,19 @@ impl Buckets {
                 }
             }
         }
+    }
+
+    /// Links the head of ring bucket `bucket` (of tick `tick`), an item
+    /// moved later in place, where its deadline says now: a later tick, or
+    /// the never list.
+    fn refile_head<T>(&mut self, slab: &mut Slab<T>, bucket: usize, tick: u64) {
+        let head = self.ring[bucket];
+        self.unlink(slab, head);
+        let placed = self.link(slab, head, false);
+        debug_assert!(
+            matches!(placed, Placed::At(t) if t > tick) || placed == Placed::Never,
+            "an item moved later in place from tick {tick} went to {placed:?}"
+        );
     }
 
     /// Marks every tick up to `seen` processed, after [`pop_due`] found
@@ -381,13 +388,7 @@ impl Buckets {
             if self.head_due_at(slab, bucket, tick) {
                 return Wake::At(tick);
             }
-            let head = self.ring[bucket];
-            self.unlink(slab, head);
-            let placed = self.link(slab, head, false);
-            debug_assert!(
-                matches!(placed, Placed::At(t) if t > tick) || placed == Placed::Never,
-                "an item moved later in place from tick {tick} went to {placed:?}"
-            );
+            self.refile_head(slab, bucket, tick);
         }
         // The same for the first far lap: its items moved later in place
         // past the lap go where their deadline says, so the wait is for a
