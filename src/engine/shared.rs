@@ -21,6 +21,7 @@
 //! exists, by notifying its task (`Notify::notify_one` stores a permit when
 //! the task is not waiting yet, so the notice is never lost).
 
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
@@ -31,7 +32,11 @@ use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Signal};
 
 /// How a registration earlier than the target reaches the driver (see
 /// `Shared::kick`): called with the registration's tick.
-pub(crate) struct Kick(pub(crate) Box<dyn Fn(u64) + Send + Sync>);
+///
+/// Unwind safe, so that `Timer` stays `UnwindSafe` and `RefUnwindSafe` as
+/// tokio's `runtime::Handle` is (the driver's state behind it contains
+/// any panic: see `unwind.rs`).
+pub(crate) struct Kick(pub(crate) Box<dyn Fn(u64) + Send + Sync + UnwindSafe + RefUnwindSafe>);
 
 impl std::fmt::Debug for Kick {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
