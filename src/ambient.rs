@@ -49,9 +49,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
 
 use tokio::runtime::{self, Handle};
 
@@ -60,6 +58,7 @@ use crate::engine::context;
 use crate::engine::driver;
 use crate::engine::shard::Shard;
 use crate::engine::state::{Config, Inner};
+use crate::engine::tokio_compat;
 use crate::error::{BuildError, Error, TryCurrentError};
 use crate::sleep::Sleep;
 use crate::timer::{self, Refuse, Timer, Until};
@@ -260,7 +259,7 @@ fn lookup_or_start(probe: Probe) -> Result<Timer, TryCurrentError> {
     let timer = match find(runtime) {
         Some(timer) => timer,
         None => {
-            if !time_enabled(probe) {
+            if !time_enabled(&handle, probe) {
                 return Err(TryCurrentError::time_disabled());
             }
             let config = Builder::new()
@@ -321,17 +320,17 @@ impl Builder {
     }
 }
 
-/// Whether the current runtime has its time driver. Creating a tokio sleep
-/// (never polled, so never registered) panics if it has not.
+/// Whether the current runtime has its time driver (see
+/// `engine::tokio_compat`); with `Probe::Propagate`, tokio's own panic if
+/// not.
 #[track_caller]
-fn time_enabled(probe: Probe) -> bool {
-    let make = || drop(tokio::time::sleep(Duration::ZERO));
+fn time_enabled(handle: &Handle, probe: Probe) -> bool {
     match probe {
         Probe::Propagate => {
-            make();
+            tokio_compat::assert_time_driver();
             true
         }
-        Probe::Catch => catch_unwind(AssertUnwindSafe(make)).is_ok(),
+        Probe::Catch => tokio_compat::has_time_driver(handle),
     }
 }
 

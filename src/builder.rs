@@ -5,6 +5,7 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 
 use crate::engine::state::Config;
+use crate::engine::tokio_compat;
 use crate::error::BuildError;
 use crate::timer::Timer;
 
@@ -205,8 +206,8 @@ impl Builder {
 
     /// The runtime that hosts the driver task (default: the runtime `build`
     /// is called in). Its time driver must be enabled (`enable_time` or
-    /// `enable_all`); if it is not, the driver stops at once and the timer
-    /// behaves as shut down.
+    /// `enable_all`); if it is not, [`build`](Builder::build) and
+    /// [`install`](Builder::install) return [`BuildError::NoTimeDriver`].
     ///
     /// # Examples
     ///
@@ -233,9 +234,13 @@ impl Builder {
     ///
     /// # Errors
     ///
-    /// A [`BuildError`] naming the first bad setting, or
+    /// A [`BuildError`] naming the first bad setting,
     /// [`BuildError::NoRuntime`] if no runtime was given and this is not
-    /// called inside one.
+    /// called inside one, or [`BuildError::NoTimeDriver`] if the runtime
+    /// was built without its time driver (`enable_time`). tokio has no way
+    /// to ask for it but to try making a tokio sleep, which panics there:
+    /// the panic is caught, but the panic hook prints tokio's message
+    /// ("timers are disabled") first, once per refused build.
     ///
     /// # Examples
     ///
@@ -245,6 +250,11 @@ impl Builder {
     ///
     /// // Outside a runtime, with none given:
     /// assert_eq!(Timer::builder().build().unwrap_err(), BuildError::NoRuntime);
+    ///
+    /// // A runtime without its time driver (tokio's message is printed):
+    /// let no_time = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let refused = Timer::builder().runtime(no_time.handle().clone()).build();
+    /// assert_eq!(refused.unwrap_err(), BuildError::NoTimeDriver);
     ///
     /// let rt = tokio::runtime::Runtime::new().unwrap();
     /// let _guard = rt.enter();
@@ -264,6 +274,9 @@ impl Builder {
             Some(handle) => handle,
             None => Handle::try_current().map_err(|_| BuildError::NoRuntime)?,
         };
+        if !tokio_compat::has_time_driver(&handle) {
+            return Err(BuildError::NoTimeDriver);
+        }
         Ok((config, handle))
     }
 

@@ -249,6 +249,12 @@ pub enum BuildError {
     /// [`tickwheel::time`](crate::time)). A runtime's default timer is set
     /// once; install it before anything uses it.
     AlreadyInstalled,
+    /// The runtime that would host the driver was built without its time
+    /// driver (`enable_time` or `enable_all` on tokio's runtime builder):
+    /// the timer's driver sleeps on tokio's clock, so no timer can run on
+    /// it. Finding this out prints tokio's panic message through the panic
+    /// hook (see [`Builder::build`](crate::Builder::build)).
+    NoTimeDriver,
 }
 
 impl fmt::Display for BuildError {
@@ -278,6 +284,10 @@ impl fmt::Display for BuildError {
             ),
             BuildError::AlreadyInstalled => f.write_str(
                 "the runtime already has a default timer (install it before its first use)",
+            ),
+            BuildError::NoTimeDriver => f.write_str(
+                "the runtime has timers disabled: call enable_time (or enable_all) on the \
+                 runtime builder",
             ),
         }
     }

@@ -95,17 +95,15 @@ pub(crate) struct Alarm {
 }
 
 impl Alarm {
-    /// `has_time`: whether `runtime` has its time driver; an alarm without
-    /// one is born retired (it could arm nothing, and making its sleep would
-    /// panic in whatever task registered a timer).
-    pub(crate) fn new(runtime: Handle, has_time: bool) -> Self {
+    /// `runtime` has its time driver (see `tokio_compat::has_time_driver`).
+    pub(crate) fn new(runtime: Handle) -> Self {
         Alarm {
             arm_early: runtime.runtime_flavor() == RuntimeFlavor::CurrentThread,
             runtime,
             sleep: None,
             armed: None,
             early_spent: None,
-            retired: !has_time,
+            retired: false,
         }
     }
 

@@ -131,14 +131,6 @@ fn in_runtime(id: runtime::Id) -> bool {
     context::current_runtime() == Some(id)
 }
 
-/// Whether `handle`'s runtime has its time driver. tokio offers no way to
-/// ask but making a sleep, which panics without one; the panic is caught
-/// (and printed by the panic hook, as a driver task's own would be).
-pub(crate) fn has_time_driver(handle: &Handle) -> bool {
-    let _runtime = handle.enter();
-    std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
-}
-
 /// The last point of tokio's millisecond grid at or before `origin` (read on
 /// the current runtime's clock, whose time driver must be enabled), or
 /// `origin` itself if the grid cannot be found.

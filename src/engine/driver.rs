@@ -317,7 +317,7 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
         inner: guard.0.clone(),
         pass: PassLock::new(PassState {
             buffer: Vec::with_capacity(WAKE_BATCH),
-            alarm: Alarm::new(guard.0.runtime.clone(), guard.0.has_time),
+            alarm: Alarm::new(guard.0.runtime.clone()),
             stop: None,
         }),
         scan_wanted: AtomicBool::new(false),

@@ -28,6 +28,8 @@
 //! - [`doorbell`]: how the driver's hook asks its task to run a pass.
 //! - [`clock`], [`context`]: the timer's clock, and which runtime is current.
 //! - [`lateness`]: the histogram each wheel records fired timers into.
+//! - [`tokio_compat`]: what the engine assumes of tokio beyond its
+//!   documented API, each assumption with the test that guards it.
 //! - [`prefetch`]: the cache hint for a fired timer's task (the only `unsafe`).
 //! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
 //!   panic containment for wakers, and diagnostics.
@@ -45,6 +47,7 @@ pub(crate) mod shared;
 pub(crate) mod state;
 pub(crate) mod sync;
 pub(crate) mod tick_div;
+pub(crate) mod tokio_compat;
 pub(crate) mod trace;
 pub(crate) mod unwind;
 pub(crate) mod wheel;

@@ -10,7 +10,7 @@ use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::engine::clock::{has_time_driver, on_tokio_grid, Clock, TimeSource};
+use crate::engine::clock::{on_tokio_grid, Clock, TimeSource};
 use crate::engine::shard::{self, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::trace::debug;
@@ -40,9 +40,6 @@ pub(crate) struct Inner {
     pub(crate) wake_panics: AtomicU64,
     /// The runtime hosting the driver; scheduled tasks are spawned on it.
     pub(crate) runtime: Handle,
-    /// Whether that runtime has its time driver: without it the driver can
-    /// arm nothing, stops at once, and the timer behaves as shut down.
-    pub(crate) has_time: bool,
     /// Told when the timer shuts down, for tasks that wait on something
     /// other than the wheel (the metrics publisher waits on `tokio::time`,
     /// so that it is not a timer of its own in the stats it reports).
@@ -59,11 +56,11 @@ pub(crate) struct Inner {
 
 impl Inner {
     /// The state of a new timer whose clock is `handle`'s runtime's; the
-    /// caller spawns the driver on it.
+    /// caller spawns the driver on it. That runtime has its time driver
+    /// (the builder and the default timer check it first).
     pub(crate) fn new(config: Config, handle: &Handle) -> Arc<Inner> {
         // Read the origin on the runtime's clock: a paused test runtime's
         // clock is not the system clock.
-        let has_time = has_time_driver(handle);
         let source = TimeSource::for_runtime(handle);
         let origin = {
             let _guard = handle.enter();
@@ -72,7 +69,7 @@ impl Inner {
             // clock is compiled in and the runtime is current-thread, whose
             // driver meets tokio's grid its own way: see `alarm.rs`), whole
             // milliseconds of tick count from a point of tokio's grid.
-            if has_time && !source.may_pause() && config.tick_ns % 1_000_000 == 0 {
+            if !source.may_pause() && config.tick_ns % 1_000_000 == 0 {
                 on_tokio_grid(now)
             } else {
                 now
@@ -103,7 +100,6 @@ impl Inner {
             clock_tick: AtomicU64::new(0),
             wake_panics: AtomicU64::new(0),
             runtime: handle.clone(),
-            has_time,
             stopped: Notify::new(),
             drained: AtomicBool::new(false),
             after_drain: Mutex::new(AfterDrain::default()),
