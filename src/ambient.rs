@@ -436,6 +436,7 @@ fn default_driver(runtime: runtime::Id, inner: Arc<Inner>) -> impl Future<Output
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     /// Runs `body` on a thread of its own and fails if it has not returned
     /// within 30 s: a timer that never fires, or a driver that never yields,
