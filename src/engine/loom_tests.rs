@@ -340,6 +340,50 @@ fn loom_a_requested_pass_is_never_lost() {
     });
 }
 
+/// Three parties: one thread runs passes while two others raise requests,
+/// each request carrying data of its own (a flag the pass reads with a
+/// plain acquire load, as a pass reads what a request asks for). A request
+/// raised just after the runner's final compare-and-swap failed must still
+/// reach a later pass with its data visible: the runner's next step reads
+/// the request word with a read-modify-write, so it synchronises with every
+/// request raised before it (a plain store there lost one).
+#[test]
+fn loom_three_parties_never_lose_a_request_or_its_data() {
+    use std::ops::ControlFlow;
+
+    use loom::sync::atomic::AtomicBool;
+
+    use crate::engine::pass_lock::PassLock;
+
+    model(|| {
+        // What each party asked for, and what the passes saw of it.
+        let wanted: Arc<[AtomicBool; 3]> = Arc::new(Default::default());
+        let lock = Arc::new(PassLock::new([false; 3]));
+        let pass = |wanted: &[AtomicBool; 3], seen: &mut [bool; 3]| {
+            for (seen, wanted) in seen.iter_mut().zip(wanted) {
+                *seen |= wanted.load(Ordering::Acquire);
+            }
+            ControlFlow::Continue(())
+        };
+        let requesters: Vec<_> = (1..3)
+            .map(|party| {
+                let (lock, wanted) = (lock.clone(), wanted.clone());
+                loom::thread::spawn(move || {
+                    wanted[party].store(true, Ordering::Release);
+                    lock.request(|seen| pass(&wanted, seen));
+                })
+            })
+            .collect();
+        wanted[0].store(true, Ordering::Release);
+        lock.request(|seen| pass(&wanted, seen));
+        for requester in requesters {
+            requester.join().unwrap();
+        }
+        let seen = *lock.lock();
+        assert_eq!(seen, [true; 3], "a request was raised and no pass saw it");
+    });
+}
+
 /// A pass that asks for another pass from inside itself (a waker woken by
 /// the pass registers an earlier sleep) neither deadlocks nor loses the
 /// request: the same thread runs it before letting the lock go, while

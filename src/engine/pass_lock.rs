@@ -11,9 +11,11 @@
 //! until it can clear `RUNNING` while no request is raised. Every step is
 //! one read-modify-write of that word, so there is no window in which a
 //! request raised after the runner's last look goes unseen: the runner's
-//! final compare-and-swap fails, and it runs once more. The loom models
-//! `loom_a_requested_pass_is_never_lost` and
-//! `loom_a_pass_requested_from_inside_a_pass_runs_after_it` check every
+//! final compare-and-swap fails, and it takes the requests and runs once
+//! more, having read (so synchronised with) every request raised so far.
+//! The loom models `loom_a_requested_pass_is_never_lost`,
+//! `loom_a_pass_requested_from_inside_a_pass_runs_after_it` and
+//! `loom_three_parties_never_lose_a_request_or_its_data` check every
 //! interleaving.
 //!
 //! The state sits behind a mutex as well, for the one party that waits:
@@ -70,13 +72,20 @@ impl<T> PassLock<T> {
                 self.flags.fetch_and(!RUNNING, Ordering::AcqRel);
                 return;
             }
-            // Stop only if no request came in meanwhile; else take it.
+            // Stop only if no request came in meanwhile; else take every
+            // request raised so far. Taking them is a read-modify-write,
+            // not a store: it reads the latest value of the word, so it
+            // synchronises with a request raised after the failed
+            // compare-and-swap (a store would overwrite that request unseen,
+            // and the pass below could miss what it asked for).
             match self
                 .flags
                 .compare_exchange(RUNNING, 0, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => return,
-                Err(_) => self.flags.store(RUNNING, Ordering::Release),
+                Err(_) => {
+                    self.flags.fetch_and(!REQUESTED, Ordering::AcqRel);
+                }
             }
         }
     }
