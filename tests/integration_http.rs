@@ -1,8 +1,9 @@
 //! The `http` feature: `tickwheel::http::TimeoutLayer` answers a slow
 //! request with 408 (or the status it was given) at its deadline, never
 //! before; passes answers and errors through; sheds with 503 when the timer
-//! refuses a deadline or shuts down; and does so for a real hyper server
-//! over loopback TCP, on the paused clock.
+//! refuses a deadline or shuts down; answers as tower-http's `TimeoutLayer`
+//! does when the handler and the deadline are ready in the same poll; and
+//! does so for a real hyper server over loopback TCP, on the paused clock.
 
 mod common;
 
@@ -17,6 +18,7 @@ use hyper_util::rt::TokioIo;
 use tickwheel::http::{Timeout, TimeoutLayer};
 use tickwheel::Timer;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_test::{assert_pending, assert_ready, task};
 use tower::{service_fn, Service, ServiceBuilder, ServiceExt};
@@ -99,6 +101,85 @@ async fn a_slow_request_gets_408_at_its_deadline_never_before() {
     drop(call);
     assert!(dropped.load(Ordering::SeqCst), "the handler was dropped");
     assert_eq!(Timer::current().pending(), 0);
+}
+
+/// A handler that answers only once `gate` has a permit for it: the test
+/// decides when it is ready.
+fn gated_handler(
+    gate: Arc<Semaphore>,
+) -> impl Service<Request<String>, Response = Response<String>, Error = Infallible> {
+    service_fn(move |_: Request<String>| {
+        let gate = gate.clone();
+        async move {
+            gate.acquire().await.unwrap().forget();
+            Ok(Response::new("handled".to_string()))
+        }
+    })
+}
+
+/// The timeout of [`status_with_the_gate_opened_at`]'s layers.
+const DEADLINE: Duration = Duration::from_millis(100);
+
+/// Calls `app` (a layer with a [`DEADLINE`] timeout over a
+/// [`gated_handler`] on `gate`) once, moves the paused clock `opened_at`
+/// into the request, opens the gate, and polls the response once more:
+/// the status the client gets. At `opened_at == DEADLINE` the deadline and
+/// the handler are both ready on that poll.
+async fn status_with_the_gate_opened_at<S>(
+    mut app: S,
+    gate: &Semaphore,
+    opened_at: Duration,
+) -> StatusCode
+where
+    S: Service<Request<String>, Response = Response<String>, Error = Infallible>,
+{
+    let mut call = task::spawn(app.ready().await.unwrap().call(get("/")));
+    assert_pending!(call.poll(), "the handler waits for its gate");
+    tokio::time::advance(opened_at).await;
+    gate.add_permits(1);
+    assert!(call.is_woken());
+    assert_ready!(call.poll()).unwrap().status()
+}
+
+/// Under overload a request's task can be polled late, when its handler has
+/// answered and its deadline has passed too. tower-http's `TimeoutLayer`
+/// looks at the deadline first and answers 408; a drop-in must answer the
+/// same (tickwheel's answered with the handler's 200). Both layers are
+/// driven through the same requests on the paused clock, at whole
+/// milliseconds (the wheel's 1 ms ticks).
+#[tokio::test(start_paused = true)]
+async fn a_handler_ready_with_its_deadline_gets_the_same_answer_as_from_tower_http() {
+    let _watchdog = common::Watchdog::start();
+    for (opened_at, expected) in [
+        // The handler answers 1 ms before the deadline: its response.
+        (DEADLINE - ms(1), StatusCode::OK),
+        // The handler and the deadline are ready in the same poll: 408.
+        (DEADLINE, StatusCode::REQUEST_TIMEOUT),
+    ] {
+        let gate = Arc::new(Semaphore::new(0));
+        let ours = ServiceBuilder::new()
+            .layer(TimeoutLayer::new(DEADLINE))
+            .service(gated_handler(gate.clone()));
+        let ours = status_with_the_gate_opened_at(ours, &gate, opened_at).await;
+
+        let gate = Arc::new(Semaphore::new(0));
+        let theirs = ServiceBuilder::new()
+            .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+                StatusCode::REQUEST_TIMEOUT,
+                DEADLINE,
+            ))
+            .service(gated_handler(gate.clone()));
+        let theirs = status_with_the_gate_opened_at(theirs, &gate, opened_at).await;
+
+        assert_eq!(
+            ours, theirs,
+            "tickwheel's layer and tower-http's, the gate opened {opened_at:?} into the request"
+        );
+        assert_eq!(
+            ours, expected,
+            "the gate opened {opened_at:?} into the request"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]

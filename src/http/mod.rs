@@ -22,7 +22,11 @@
 //! - The handler answered in time: its response, unchanged.
 //! - The deadline passed first: the handler's future is dropped and the
 //!   response is `ResBody::default()` with the layer's status (408 unless
-//!   set otherwise), as with tower-http. Never before the deadline.
+//!   set otherwise), as with tower-http. Never before the deadline. The
+//!   deadline is looked at before the handler is polled, as tower-http
+//!   does, so a handler ready in the same poll as its deadline passes
+//!   (one finishing at its deadline, or polled late under load) gets this
+//!   answer too, not its own.
 //! - The timer refused the request a deadline (it is at its
 //!   [`max_pending`](crate::Builder::max_pending) limit, or shut down), or
 //!   shut down while the request waited: `503 Service Unavailable`, at

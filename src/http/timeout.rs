@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ::http::{Request, Response, StatusCode};
@@ -11,7 +11,7 @@ use ::tower::{Layer, Service};
 use pin_project_lite::pin_project;
 
 use crate::ambient;
-use crate::timeout::Timeout as TimeoutFuture;
+use crate::sleep::Sleep;
 use crate::timer::{Timer, Until};
 
 /// Applies a [`Timeout`] to every request of the HTTP services it wraps,
@@ -197,7 +197,10 @@ impl<S> Layer<S> for TimeoutLayer {
 /// (Feature `http`.)
 ///
 /// Its error type is the inner service's: a timeout is a response, not an
-/// error. See the [module docs](crate::http#what-a-client-gets).
+/// error. See the [module docs](crate::http#what-a-client-gets). When the
+/// handler's response and the deadline are ready in the same poll, the
+/// timeout status wins, as with tower-http (see
+/// [`ResponseFuture`](ResponseFuture#ordering)).
 ///
 /// # Examples
 ///
@@ -401,7 +404,8 @@ where
         let delay = ambient::try_sleep_on(self.timer.as_ref(), until);
         let state = match delay {
             Ok(delay) => State::Running {
-                timeout: TimeoutFuture::new(self.inner.call(request), delay),
+                inner: self.inner.call(request),
+                delay,
                 status: self.status,
             },
             // Shed: the handler never runs, and the request is dropped.
@@ -414,6 +418,16 @@ where
 pin_project! {
     /// The response future of [`Timeout`]: the inner service's response, or
     /// a timeout response once the deadline passes. (Feature `http`.)
+    ///
+    /// # Ordering
+    ///
+    /// Each poll looks at the deadline first and polls the inner future only
+    /// while the deadline has not passed, as tower-http's `ResponseFuture`
+    /// does: when the handler and the deadline are both ready in the same
+    /// poll (a handler that finishes at its deadline, or a task that is
+    /// polled late under load), the answer is the timeout status, not the
+    /// handler's response. (The [`tower`](crate::tower) layer, like tower's
+    /// own, polls the other way round.)
     ///
     /// # Cancel safety
     ///
@@ -458,7 +472,7 @@ pin_project! {
     #[project = StateProj]
     #[derive(Debug)]
     enum State<F> {
-        Running { #[pin] timeout: TimeoutFuture<F>, status: StatusCode },
+        Running { #[pin] inner: F, delay: Sleep, status: StatusCode },
         Refused,
     }
 }
@@ -479,15 +493,26 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            StateProj::Running { timeout, status } => Poll::Ready(match ready!(timeout.poll(cx)) {
-                Ok(answered) => answered,
-                // The timer went away while the request waited: not a slow
-                // request, so not the timeout status.
-                Err(elapsed) if elapsed.is_shutdown() => {
-                    Ok(respond(StatusCode::SERVICE_UNAVAILABLE))
+            StateProj::Running {
+                inner,
+                delay,
+                status,
+            } => {
+                // The deadline first, then the handler, as tower-http polls
+                // them: a handler ready in the same poll as its deadline
+                // passes gets the timeout status, as it would there.
+                if Pin::new(&mut *delay).poll(cx).is_ready() {
+                    // The timer went away while the request waited: not a
+                    // slow request, so not the timeout status.
+                    let status = if delay.ended_by_shutdown() {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    } else {
+                        *status
+                    };
+                    return Poll::Ready(Ok(respond(status)));
                 }
-                Err(_) => Ok(respond(*status)),
-            }),
+                inner.poll(cx)
+            }
             StateProj::Refused => Poll::Ready(Ok(respond(StatusCode::SERVICE_UNAVAILABLE))),
         }
     }

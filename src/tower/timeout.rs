@@ -132,7 +132,9 @@ impl<S> Layer<S> for TimeoutLayer {
 /// matched tower's timeout keeps matching it; one refused a timer (at the
 /// `max_pending` limit), or cut short because the timer shut down, fails
 /// with a boxed [`tickwheel::Error`](crate::Error); and the inner service's
-/// errors pass through, boxed.
+/// errors pass through, boxed. When the response and the deadline are ready
+/// in the same poll, the response wins, as with tower's (see
+/// [`ResponseFuture`](ResponseFuture#ordering)).
 ///
 /// [`Sleep`]: crate::Sleep
 ///
@@ -297,6 +299,14 @@ where
 pin_project! {
     /// The response future of [`Timeout`]: the inner service's response, or
     /// an error once the deadline passes. (Feature `tower`.)
+    ///
+    /// # Ordering
+    ///
+    /// Each poll polls the inner future first and looks at the deadline only
+    /// while it is pending, as tower's own `ResponseFuture` does: when the
+    /// response and the deadline are both ready in the same poll, the
+    /// response wins. (The `tickwheel::http` layer, like tower-http's,
+    /// looks at the deadline first.)
     ///
     /// # Cancel safety
     ///
