@@ -93,6 +93,18 @@ pub struct Stats {
     /// Counter: wakers that panicked when the driver woke them. The driver
     /// catches the panic and goes on waking the rest of the bucket.
     pub wake_panics: u64,
+    /// Counter: passes the driver task's backstop ran because a due tick
+    /// had been left unprocessed for two ticks (at least 2 ms) past its
+    /// boundary: tokio did not call the driver back in time (see the
+    /// crate docs' "Precision"). Zero while tokio behaves as the driver
+    /// expects; anything else is worth a report.
+    pub backstop_passes: u64,
+    /// Gauge: the timer looked for tokio's millisecond grid when it was
+    /// built (whole-millisecond ticks on a clock that runs) and did not find
+    /// it, as on tokio's alternative timer: its tick boundaries then lie
+    /// off the milliseconds at which tokio fires, and its sleeps may
+    /// complete up to 1 ms later than `tokio::time`'s (never earlier).
+    pub grid_missed: bool,
     /// Gauge: bytes of entry storage the wheels hold. Pages are reused while
     /// timers come and go, and a shard that empties releases all but its
     /// first page.
@@ -134,10 +146,10 @@ impl Stats {
     /// - **Counters** are subtracted, saturating at zero (two snapshots
     ///   taken in the wrong order, or of different timers, give zeros, not
     ///   a panic or a wrap): `registered`, `fired`, `cancelled`, `migrated`,
-    ///   `ticks`, `wakeups`, `wake_panics`, and the lateness histogram,
-    ///   bucket by bucket.
+    ///   `ticks`, `wakeups`, `wake_panics`, `backstop_passes`, and the
+    ///   lateness histogram, bucket by bucket.
     /// - **Gauges** are this (the later) snapshot's: `live`, `pending`,
-    ///   `entry_bytes`, `max_pending`.
+    ///   `entry_bytes`, `max_pending`, `grid_missed`.
     /// - **`lateness`** is the summary of the interval's histogram: its
     ///   count, mean, p50 and p99 are the interval's; its `max` is an upper
     ///   bound (the interval's highest bucket, capped at the largest
@@ -177,6 +189,8 @@ impl Stats {
             ticks: self.ticks.saturating_sub(earlier.ticks),
             wakeups: self.wakeups.saturating_sub(earlier.wakeups),
             wake_panics: self.wake_panics.saturating_sub(earlier.wake_panics),
+            backstop_passes: self.backstop_passes.saturating_sub(earlier.backstop_passes),
+            grid_missed: self.grid_missed,
             entry_bytes: self.entry_bytes,
             lateness: Lateness::of(&lateness_histogram),
             lateness_histogram,

@@ -651,6 +651,8 @@ pub(crate) fn stats_of(inner: &Inner) -> Stats {
         ticks: inner.clock_tick.load(Ordering::Relaxed),
         wakeups: inner.wakeups.load(Ordering::Relaxed),
         wake_panics: inner.wake_panics.load(Ordering::Relaxed),
+        backstop_passes: inner.backstop_passes.load(Ordering::Relaxed),
+        grid_missed: inner.grid_missed,
         entry_bytes: tally.entry_bytes,
         lateness: Lateness::of(&tally.lateness),
         lateness_histogram: tally.lateness,

@@ -9,26 +9,22 @@
 //!
 //! # Meeting tokio's millisecond grid
 //!
-//! tokio fires a sleep once its clock has passed the millisecond boundary at
-//! or after the deadline (counted from the runtime's start), while the
-//! wheel's ticks count from the timer's origin, which need not lie on that
-//! grid. On a runtime whose clock tests can pause (current-thread), the
-//! alarm first arms for the millisecond *before* the tick boundary: tokio
-//! then fires it at the first processing at or after the boundary's
-//! millisecond, which on a paused clock is the first instant it can reach at
-//! or after the boundary. If that was still short of the boundary, it arms
-//! for the boundary itself, which tokio never fires early. So a wheel sleep
-//! is never later than `tokio::time::sleep_until` of its tick boundary, and
-//! never early.
+//! On a runtime whose clock tests can pause (current-thread), the alarm
+//! first arms a millisecond early (`tokio_compat::early_arm`, assumption 3
+//! there), so that tokio fires it at the first processing at or after the
+//! boundary's millisecond; if that was still short of the boundary, it arms
+//! again for the boundary itself, at once, within the same call. So a wheel
+//! sleep is never later than `tokio::time::sleep_until` of its tick
+//! boundary, and never early.
 //!
-//! The early arm is used at most once per boundary: an early arm that tokio
-//! has fired (the sleep reports itself elapsed) marks its boundary spent.
-//! When tokio has already processed the millisecond before the boundary (a
-//! boundary off the grid, less than a millisecond ahead), that arm fires at
-//! once, without the clock moving; armed early again it would fire again,
-//! and on a paused clock the driver would never return. With it, the passes
-//! end whatever the tick and the origin: an exact arm fires only once the
-//! clock has reached its boundary, and the scan then moves the boundary on.
+//! # Bounded, whatever tokio answers
+//!
+//! [`Alarm::arm`] polls the tokio sleep at most three times: the early arm,
+//! the boundary, and, if tokio calls even the boundary processed while the
+//! timer's clock has not reached it (its processed mark ahead of
+//! `Instant::now()`), the millisecond after. If that is still processed,
+//! it reports [`Arming::Stuck`] and leaves the rest to the driver task's
+//! backstop: no caller loops on an alarm that keeps answering "due".
 //!
 //! # Why the alarm is retired, not just dropped
 //!
@@ -41,53 +37,38 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::time::Instant;
 
-/// Just under tokio's timer resolution: arming this much before a tick
-/// boundary makes tokio fire at the millisecond of the boundary itself.
-const TOKIO_ROUNDING: Duration = Duration::from_nanos(999_999);
-
-/// How the sleep is armed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Armed {
-    /// The tick boundary the driver waits for.
-    boundary: Instant,
-    /// The instant the tokio sleep was set to (a millisecond early, or the
-    /// boundary itself).
-    at: Instant,
-}
-
-impl Armed {
-    fn early(&self) -> bool {
-        self.at != self.boundary
-    }
-}
+use crate::engine::tokio_compat::early_arm;
 
 /// What [`Alarm::arm`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Arming {
     /// The sleep will fire at or after the boundary; the hook is registered.
     Waiting,
-    /// The sleep was already due: the caller scans again.
+    /// The boundary has come (tokio says so, and so does the clock): the
+    /// caller scans.
     Due,
-    /// The alarm was retired, or tokio's timer is shutting down: nothing is
-    /// armed and nothing will be.
+    /// tokio calls the boundary, and the millisecond after it, processed,
+    /// while the clock has not reached the boundary: nothing fires the hook
+    /// for it; the driver task's backstop scans once the clock gets there.
+    Stuck,
+    /// The alarm was retired: nothing is armed and nothing will be.
     Off,
 }
 
 #[derive(Debug)]
 pub(crate) struct Alarm {
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    armed: Option<Armed>,
-    /// The boundary whose early arm tokio has fired already.
-    early_spent: Option<Instant>,
+    /// The tick boundary the sleep is armed to wake the driver for.
+    boundary: Option<Instant>,
     /// Arm a millisecond early first (current-thread runtimes, whose clock
-    /// can be paused; elsewhere it would cost a second wake-up per busy tick
-    /// for no gain).
+    /// can be paused; elsewhere the grid search aligns the ticks instead,
+    /// and an early arm would cost a second wake-up per busy tick).
     arm_early: bool,
     retired: bool,
     /// The runtime the driver runs on, whose clock the sleep uses.
@@ -101,32 +82,55 @@ impl Alarm {
             arm_early: runtime.runtime_flavor() == RuntimeFlavor::CurrentThread,
             runtime,
             sleep: None,
-            armed: None,
-            early_spent: None,
+            boundary: None,
             retired: false,
         }
     }
 
-    /// Arms the sleep for `boundary`, with `hook` as its waker.
+    /// Arms the sleep for `boundary`, with `hook` as its waker; `now` reads
+    /// the timer's clock.
     ///
-    /// Never called once tokio's timer has begun to shut down: a runtime
-    /// drops its tasks, the driver task among them, before it shuts its
-    /// timer down, and the task retires the alarm as it is dropped.
-    pub(crate) fn arm(&mut self, boundary: Instant, hook: &Waker) -> Arming {
+    /// Never called once tokio's timer has begun to shut down (assumption 4
+    /// in `tokio_compat.rs`): the driver task retires the alarm as its
+    /// runtime drops it.
+    pub(crate) fn arm(
+        &mut self,
+        boundary: Instant,
+        hook: &Waker,
+        now: impl Fn() -> Instant,
+    ) -> Arming {
         if self.retired {
             return Arming::Off;
         }
-        if let (Some(armed), Some(sleep)) = (self.armed, &self.sleep) {
-            if armed.early() && sleep.is_elapsed() {
-                self.early_spent = Some(armed.boundary);
-            }
+        if self.boundary == Some(boundary)
+            && self.sleep.as_ref().is_some_and(|sleep| !sleep.is_elapsed())
+        {
+            // Armed for it already. Arming again would be worse than
+            // useless: tokio may call the hook from inside a reset to a
+            // processed deadline (the early arm), and the pass that call
+            // asks for would arm again, round and round.
+            return Arming::Waiting;
         }
-        let at = if self.arm_early && self.early_spent != Some(boundary) {
-            boundary.checked_sub(TOKIO_ROUNDING).unwrap_or(boundary)
-        } else {
-            boundary
-        };
-        self.armed = Some(Armed { boundary, at });
+        self.boundary = Some(boundary);
+        if self.arm_early && self.set(early_arm(boundary), hook).is_pending() {
+            return Arming::Waiting;
+        }
+        if self.set(boundary, hook).is_pending() {
+            return Arming::Waiting;
+        }
+        if now() >= boundary {
+            return Arming::Due;
+        }
+        // tokio's processed mark is ahead of the clock: a millisecond later
+        // is the least it can still fire for.
+        match boundary.checked_add(Duration::from_millis(1)) {
+            Some(later) if self.set(later, hook).is_pending() => Arming::Waiting,
+            _ => Arming::Stuck,
+        }
+    }
+
+    /// Sets the tokio sleep to `at` and polls it once with `hook`.
+    fn set(&mut self, at: Instant, hook: &Waker) -> Poll<()> {
         let sleep = match &mut self.sleep {
             Some(sleep) => {
                 sleep.as_mut().reset(at);
@@ -143,23 +147,19 @@ impl Alarm {
         // the driver's own timer from registering.
         let mut cx = Context::from_waker(hook);
         let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
-        if Pin::new(&mut unbudgeted).poll(&mut cx).is_ready() {
-            Arming::Due
-        } else {
-            Arming::Waiting
-        }
+        Pin::new(&mut unbudgeted).poll(&mut cx)
     }
 
-    /// Whether the sleep is armed to fire by `boundary`.
+    /// Whether the sleep is armed to wake the driver by `boundary`.
     pub(crate) fn wakes_by(&self, boundary: Instant) -> bool {
-        self.armed.is_some_and(|armed| armed.boundary <= boundary)
+        self.boundary.is_some_and(|armed| armed <= boundary)
     }
 
     /// Holds no tokio timer (a paused clock's auto-advance never stops for
     /// a driver with nothing to wait for).
     pub(crate) fn disarm(&mut self) {
         self.sleep = None;
-        self.armed = None;
+        self.boundary = None;
     }
 
     /// Disarms for good (see the module docs).

@@ -3,7 +3,8 @@
 //! Everything inside the wheel is measured in nanoseconds since the timer's
 //! `origin` and in ticks of `tick_ns` nanoseconds. The origin is the instant
 //! the timer was built, moved back to the last point of tokio's millisecond
-//! grid when the tick is a whole number of milliseconds ([`on_tokio_grid`]),
+//! grid when the tick is a whole number of milliseconds (`on_tokio_grid`, in
+//! `tokio_compat.rs`),
 //! so that every tick boundary is a millisecond at which tokio fires its own
 //! timers and the driver's tokio sleep adds no second rounding.
 //! This file owns the rounding rules that make the precision contract hold:
@@ -129,103 +130,6 @@ use has_inherent_start_paused;
 /// Whether the current thread is inside the context of runtime `id`.
 fn in_runtime(id: runtime::Id) -> bool {
     context::current_runtime() == Some(id)
-}
-
-/// The last point of tokio's millisecond grid at or before `origin` (read on
-/// the current runtime's clock, whose time driver must be enabled), or
-/// `origin` itself if the grid cannot be found.
-///
-/// tokio files a timer under the millisecond, counted from its time driver's
-/// start, at or after its deadline, and fires it once it has processed that
-/// millisecond; a wheel whose tick boundaries lie off that grid is rounded
-/// twice (to its tick, then to tokio's millisecond), up to a millisecond
-/// later than a `tokio::time` sleep for the same deadline. The grid's start
-/// is not public, so it is found from what tokio's time driver tells of it:
-/// a tokio sleep for a deadline in a millisecond tokio has already processed
-/// completes on its first poll, and one for any later deadline does not. The
-/// last processed millisecond's end is a grid point; a binary search over
-/// deadlines finds it to the nanosecond, with about 40 sleeps registered and
-/// dropped (some microseconds, once per timer).
-///
-/// Another thread may run tokio's time driver during the search (a
-/// multi-thread runtime's worker parks on it), moving the processed mark on
-/// between two probes, and probes answered at different moments need not
-/// meet at a grid point. So the point found is checked: the mark is always a
-/// grid point, and a point `p` that was seen processed while `p + 1 ns` is
-/// still not processed after the search is the mark itself. A search the
-/// mark outran is tried again, up to [`GRID_ATTEMPTS`] times.
-pub(crate) fn on_tokio_grid(origin: Instant) -> Instant {
-    // `reset` registers the sleep without polling it (so without a waker,
-    // and without the poll's panic on a runtime shutting down, where every
-    // registration completes at once and the search below finds nothing).
-    let processed = |deadline: Instant| {
-        let mut sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
-        sleep.as_mut().reset(deadline);
-        sleep.is_elapsed()
-    };
-    for _ in 0..GRID_ATTEMPTS {
-        let Some(mark) = processed_mark(origin, &processed) else {
-            return origin;
-        };
-        if processed(mark + Duration::from_nanos(1)) {
-            continue; // the mark moved on during the search
-        }
-        return last_grid_point(mark, origin);
-    }
-    origin
-}
-
-/// The last point at or before `origin` of the millisecond grid through
-/// `mark`, which may lie on either side of it (tokio may have processed
-/// past `origin` by the time the search ends), or `origin` itself where
-/// that point is before the platform's earliest `Instant`.
-fn last_grid_point(mark: Instant, origin: Instant) -> Instant {
-    const MS_NS: u128 = 1_000_000;
-    let whole_ms = |ns: u128| Duration::from_millis((ns / MS_NS) as u64);
-    match origin.checked_duration_since(mark) {
-        Some(behind) => mark + whole_ms(behind.as_nanos()),
-        None => {
-            let ahead = (mark - origin).as_nanos();
-            mark.checked_sub(whole_ms(ahead + MS_NS - 1))
-                .unwrap_or(origin)
-        }
-    }
-}
-
-/// How many times [`on_tokio_grid`] searches before it gives up and keeps
-/// the instant it was given.
-const GRID_ATTEMPTS: usize = 4;
-
-/// Binary search for the last deadline `processed` answers `true` for,
-/// starting near `origin`: tokio's processed mark, if it did not move
-/// meanwhile. `None` if no processed deadline is found within an hour back.
-fn processed_mark(origin: Instant, processed: &impl Fn(Instant) -> bool) -> Option<Instant> {
-    const MS: Duration = Duration::from_millis(1);
-    // Not processed: tokio has not reached the millisecond after `origin`'s.
-    let mut after = origin + 2 * MS;
-    // Processed: some deadline far enough back.
-    let mut back = MS;
-    let mut before = loop {
-        let at = origin.checked_sub(back)?;
-        if processed(at) {
-            break at;
-        }
-        after = at;
-        back = back
-            .checked_mul(2)
-            .filter(|b| *b <= Duration::from_secs(3600))?;
-    };
-    // `before` is processed, `after` is not: the mark lies between, at the
-    // last processed nanosecond.
-    while after - before > Duration::from_nanos(1) {
-        let mid = before + (after - before) / 2;
-        if processed(mid) {
-            before = mid;
-        } else {
-            after = mid;
-        }
-    }
-    Some(before)
 }
 
 /// The timer's frame of reference: its origin and its tick length.
@@ -410,55 +314,5 @@ mod tests {
         let c = clock();
         let thirty_years = Duration::from_secs(30 * 365 * 86_400);
         assert_eq!(far_future(c.origin) - c.origin, thirty_years);
-    }
-
-    /// The grid point before an instant is found from a mark on either side
-    /// of it, and is the instant itself when it lies on the grid.
-    #[test]
-    fn the_last_grid_point_comes_from_a_mark_on_either_side() {
-        let origin = Instant::now();
-        let ns = Duration::from_nanos;
-        let mark = origin - ns(3_250_000);
-        assert_eq!(last_grid_point(mark, origin), origin - ns(250_000));
-        assert_eq!(last_grid_point(origin, origin), origin);
-        // tokio processed past `origin` while the search ran.
-        assert_eq!(
-            last_grid_point(origin + ns(1_250_000), origin),
-            origin - ns(750_000)
-        );
-        assert_eq!(last_grid_point(origin + ns(2_000_000), origin), origin);
-        assert_eq!(
-            last_grid_point(origin + ns(1), origin),
-            origin - ns(999_999)
-        );
-    }
-
-    /// Grid points found at different moments of a real-time runtime lie
-    /// whole milliseconds apart, each at most a millisecond before the
-    /// instant it was asked for: they are points of one grid, tokio's.
-    /// (A search that found anything else, such as the instant itself, would
-    /// put them a fraction of a millisecond apart.)
-    #[test]
-    fn grid_points_found_at_different_moments_are_whole_milliseconds_apart() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let mut points = Vec::new();
-            for pause_us in [0, 1_300, 2_700, 450] {
-                tokio::time::sleep(Duration::from_micros(pause_us)).await;
-                std::thread::sleep(Duration::from_micros(pause_us));
-                let asked = Instant::now();
-                let point = on_tokio_grid(asked);
-                assert!(point <= asked && asked - point < Duration::from_millis(1));
-                points.push(point);
-            }
-            for pair in points.windows(2) {
-                let apart = pair[1].duration_since(pair[0]).as_nanos();
-                assert_eq!(apart % 1_000_000, 0, "{apart} ns apart");
-            }
-        });
     }
 }

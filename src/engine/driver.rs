@@ -1,40 +1,78 @@
-//! The driver: what advances every shard's wheel, and the one task that
-//! keeps it going.
+//! The driver: what advances every shard's wheel, who runs it, and the
+//! backstop that keeps it going whatever tokio does with its waker.
 //!
-//! The driver arms one `tokio::time::Sleep` (its [`Alarm`]) for the next
-//! busy tick, and holds none when nothing can come due: an idle timer costs
-//! no wake-ups at all. A registration earlier than the driver's target
-//! notifies the task, which re-arms (see `shared.rs` for that handshake).
+//! # Three parties, one pass at a time
 //!
-//! # Moving when tokio's clock does
+//! A *pass* processes every tick due by now on every shard, wakes the
+//! tasks of the timers it fires (outside the shard locks), publishes the
+//! next busy tick as the driver's target, and arms the driver's one tokio
+//! sleep (its [`Alarm`]) for that tick's boundary. Three parties ask for
+//! work, through one [`PassLock`] that nobody waits on (a request made
+//! while another party runs is run by that party before it lets go):
 //!
-//! The alarm is polled with a waker of the driver's own (the *hook*), not
-//! the task's. When tokio's time driver fires it, the hook runs a whole pass
-//! right there, before tokio's processing returns: it processes every due
-//! tick, wakes their tasks, and arms the alarm for the next busy tick. So the
-//! wheel advances in the same pass that fires tokio's own sleeps due at that
-//! moment, tick after tick, whether or not the driver task can get a turn:
-//! on a runtime whose run queue is full, tokio still processes its timers
-//! every few dozen task polls (`event_interval`) and whenever a worker parks,
-//! and the wheel moves with it. After `tokio::time::advance(d).await` (which
-//! returns once tokio has processed its timers) every wheel sleep due by
-//! then has been woken, exactly as every `tokio::time::Sleep` has.
+//! - the **hook**: the alarm's waker. When tokio's time driver fires the
+//!   alarm, the hook runs a pass right there, inside tokio's timer
+//!   processing, so the wheel moves in the same processing that fires
+//!   tokio's own sleeps, whether or not the driver task gets a turn (on a
+//!   saturated runtime tokio still processes timers every few dozen task
+//!   polls and whenever a worker parks). After `tokio::time::advance(d)`
+//!   every wheel sleep due by then has been woken, as every tokio sleep has.
+//! - a **registration** earlier than the driver's target (the `kick`, see
+//!   `shared.rs`): it re-arms the alarm for its tick on the caller's
+//!   thread, and does nothing more. It never scans or wakes another task:
+//!   a scan it finds asked for (the hook's, raised while it held the lock),
+//!   or a tick that turns out due already, is left to the driver task
+//!   through the task's [`Notice`](crate::engine::notice::Notice). So a
+//!   user's `poll` does a bounded amount of work: an atomic or two, and at
+//!   most a few polls of the alarm's tokio sleep.
+//! - the **driver task**: it runs a pass when it starts and when told (a
+//!   shutdown, the last handle gone, a scan left to it), and keeps the
+//!   backstop. It never waits on a lock another thread holds for a pass:
+//!   it reads what passes decided from atomics.
 //!
-//! A registration earlier than the driver's target does not wait for the
-//! task either: it runs a pass through the hook on its own thread (see
-//! `shared.rs`), so the alarm is re-armed for it at once. The task runs a
-//! pass when it starts and when a notice comes (a shutdown, the last handle
-//! gone, a cancel that may let an orphaned driver retire), and ends when a
-//! pass finds the timer shut down or ready to retire.
+//! A pass is bounded too: at most [`PASS_ROUNDS`] scans, each for ticks
+//! that came due while the last one ran; more is left to the task.
 //!
-//! # One pass at a time, and none lost
+//! # The next wake-up
 //!
-//! A [`PassLock`] keeps one pass at a time, and nobody waits for it: a pass
-//! asked for while another runs is run by that pass's thread before it lets
-//! go. So the hook never blocks inside tokio's timer processing, and a waker
-//! that registers a sleep from inside a pass only leaves a request that the
-//! same thread then runs. Each pass reads the clock once it holds the lock,
-//! so nothing is processed on a stale reading.
+//! Five values say when the driver must next act, each a bound on the one
+//! before:
+//!
+//! 1. `Shard::due`, per shard: the earliest tick that shard needs
+//!    processed, lowered by registrations and set by advances under the
+//!    shard's lock. It is the truth; everything below is derived from it.
+//! 2. `Shared::target`: the earliest `due` the last scan saw, or lower (a
+//!    registration earlier than it lowers it and kicks). `u64::MAX` while a
+//!    scan runs, so that a registration racing the scan always kicks.
+//! 3. `Driver::arm_wanted`: the earliest tick kicked but not yet armed
+//!    (`u64::MAX`: none), taken by whoever runs the next request.
+//! 4. The alarm's boundary: the boundary of the tick the last scan found
+//!    (asserted in debug builds as each pass arms it), or earlier once a
+//!    kick has been armed; so at or before the target's boundary once every
+//!    request has run.
+//! 5. `Shared::backstop`: the tick the task's backstop covers, at or before
+//!    every `due`, or the task has been told to move it.
+//!
+//! # The backstop
+//!
+//! Nothing above relies on the task, and nothing above survives tokio not
+//! calling the hook back (a lost wake-up, a waker queued and never run, a
+//! registration thread descheduled while it holds the pass lock). So the
+//! task keeps a tokio sleep of its own for the boundary of the earliest
+//! `due` plus [`backstop_slack`] (two ticks, at least 2 ms). When it fires
+//! and that tick is still due, the hook has failed: the task runs the pass
+//! itself (counted in `Stats::backstop_passes`). When it fires and the
+//! wheel has moved on, the task re-arms it for the new earliest `due`, so
+//! while timers are pending the task wakes about once per slack, never per
+//! tick, and when none is pending it holds no sleep at all: an idle timer
+//! costs no wake-ups. A registration earlier than the backstop's tick tells
+//! the task, which moves the backstop (see the backstop handshake in
+//! `shared.rs`).
+//!
+//! So a due sleep completes at its tick boundary when tokio calls back as
+//! it does today, and by its boundary plus the slack if it never does.
+//!
+//! # Ending
 //!
 //! The driver never runs user code except `Waker::wake`; a waker that panics
 //! is counted and skipped. When the task ends for any reason, including the
@@ -44,13 +82,14 @@
 
 use std::future::{poll_fn, Future};
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Weak};
-use std::task::{Wake, Waker};
+use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
 
 use crate::engine::alarm::{Alarm, Arming};
-use crate::engine::doorbell::Doorbell;
+use crate::engine::notice::Reasons;
 use crate::engine::pass_lock::PassLock;
 use crate::engine::shard::WAKE_BATCH;
 use crate::engine::shared::Kick;
@@ -60,6 +99,18 @@ use crate::engine::trace::{debug, trace};
 /// How often an orphaned driver (no `Timer` handle left, nothing registered,
 /// but some unpolled sleep still alive) checks whether it may retire.
 const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
+
+/// At most this many scans per pass; ticks that keep coming due while the
+/// scans run (a pass waking hundreds of thousands of tasks) are left to the
+/// driver task, so neither the hook nor the task holds its thread
+/// indefinitely.
+const PASS_ROUNDS: usize = 8;
+
+/// How far behind its boundary a due tick may fall before the backstop runs
+/// a pass: two ticks, and at least 2 ms (tokio's own resolution is 1 ms).
+pub(crate) fn backstop_slack(tick_ns: u64) -> Duration {
+    Duration::from_nanos(tick_ns.saturating_mul(2)).max(Duration::from_millis(2))
+}
 
 /// Shuts the timer down when the driver ends, however it ends.
 struct ShutDownOnExit(Arc<Inner>);
@@ -71,12 +122,16 @@ impl Drop for ShutDownOnExit {
     }
 }
 
-/// Retires the alarm when the task ends, however it ends (see `alarm.rs`).
+/// Retires the alarm when the task ends, however it ends (see `alarm.rs`):
+/// by a request, which the party running passes now (if any) carries out
+/// before it lets go, so the task never waits for it.
 struct RetireOnExit(Arc<Driver>);
 
 impl Drop for RetireOnExit {
     fn drop(&mut self) {
-        self.0.pass.lock().alarm.retire();
+        self.0.retire_wanted.store(true, Ordering::SeqCst);
+        self.0
+            .run_requests(Party::Task, &Waker::noop().clone(), false);
     }
 }
 
@@ -85,8 +140,28 @@ struct PassState {
     /// The wakers a scan collects, woken outside the shard locks.
     buffer: Vec<Waker>,
     alarm: Alarm,
-    /// Set by the pass that found the task must end (`Retire` or `Off`).
-    stop: Option<Pass>,
+}
+
+/// Why the task ends (`Driver::stop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Stop {
+    /// Not asked to.
+    Running = 0,
+    /// No handle, nothing registered and no sleep alive.
+    Retire = 1,
+    /// The timer is shut down, or the alarm retired.
+    Off = 2,
+}
+
+impl Stop {
+    fn from_u8(value: u8) -> Stop {
+        match value {
+            0 => Stop::Running,
+            1 => Stop::Retire,
+            _ => Stop::Off,
+        }
+    }
 }
 
 /// What the driver task and the hook share.
@@ -98,8 +173,30 @@ struct Driver {
     /// The earliest tick a registration asked the alarm to be armed for
     /// (`u64::MAX`: none).
     arm_wanted: AtomicU64,
-    /// Rung when a pass found that the task must end.
-    doorbell: Doorbell,
+    /// The task is ending: retire the alarm.
+    retire_wanted: AtomicBool,
+    /// Set (once, from `Running`) by the pass that found the task must end.
+    stop: AtomicU8,
+    /// Test-only: the hook does nothing, as if tokio never called it back.
+    #[cfg(test)]
+    hook_suppressed: AtomicBool,
+}
+
+/// Who asks for work, which decides what it may do on its own thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Party {
+    /// Inside tokio's timer processing.
+    Hook,
+    /// The driver task.
+    Task,
+    /// Inside a user's poll: re-arms only.
+    Registration,
+}
+
+impl Party {
+    fn may_scan(self) -> bool {
+        self != Party::Registration
+    }
 }
 
 /// Where the driver stands after a scan.
@@ -112,23 +209,24 @@ enum Next {
     Nothing { pending: usize },
 }
 
-/// What a pass left the driver waiting for.
+/// What a pass (or a re-arm) left the driver waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pass {
-    /// The alarm is armed for the next busy tick (or the orphan recheck).
+    /// The alarm is armed for the next busy tick (or the orphan recheck),
+    /// or left to the backstop (`Arming::Stuck`).
     Armed,
-    /// Nothing can come due: no alarm, wait for a notice.
+    /// Nothing can come due: no alarm.
     Parked,
-    /// No handle, nothing registered and no sleep alive: the task may end.
-    Retire,
-    /// The timer is shut down, or the alarm retired: the task ends.
-    Off,
+    /// A scan is needed that this party may not run, or that ran out of
+    /// rounds: left to the task.
+    LeftToTask,
+    /// The task must end.
+    Stop(Stop),
 }
 
 impl Driver {
-    /// Processes every tick due by now on every shard, wakes their tasks
-    /// (outside the shard locks), publishes the driver's next target and
-    /// arms the alarm for it, with `hook` as the alarm's waker.
+    /// Scans, arms the alarm for the next busy tick, and scans again while
+    /// that tick came due meanwhile, up to [`PASS_ROUNDS`] times.
     ///
     /// `wake_up` says whether this pass is a driver wake-up (the alarm
     /// fired, or a notice came), rather than the task starting: only
@@ -137,17 +235,17 @@ impl Driver {
     fn pass(&self, state: &mut PassState, hook: &Waker, mut wake_up: bool) -> Pass {
         let inner = &*self.inner;
         let shared = &inner.shared;
-        loop {
+        for _ in 0..PASS_ROUNDS {
             if shared.is_shutdown() {
                 state.alarm.disarm();
-                return Pass::Off;
+                return Pass::Stop(Stop::Off);
             }
             let boundary = match self.scan(&mut state.buffer, wake_up) {
                 Next::Tick(tick) => shared.clock.tick_instant(tick),
                 Next::Nothing { pending: 0 } if shared.is_orphaned() => {
                     if inner.no_sleeps_alive() {
                         state.alarm.disarm();
-                        return Pass::Retire;
+                        return Pass::Stop(Stop::Retire);
                     }
                     Some(shared.now() + ORPHAN_RECHECK)
                 }
@@ -157,69 +255,89 @@ impl Driver {
                 state.alarm.disarm();
                 return Pass::Parked;
             };
-            match state.alarm.arm(boundary, hook) {
-                Arming::Waiting => return Pass::Armed,
-                Arming::Due => wake_up = false, // already due: scan again
-                Arming::Off => return Pass::Off,
+            match state.alarm.arm(boundary, hook, || shared.now()) {
+                Arming::Waiting | Arming::Stuck => {
+                    debug_assert!(state.alarm.wakes_by(boundary), "armed for {boundary:?}");
+                    return Pass::Armed;
+                }
+                Arming::Due => wake_up = false, // came due meanwhile: again
+                Arming::Off => return Pass::Stop(Stop::Off),
             }
         }
+        Pass::LeftToTask
     }
 
-    /// Asks for a whole pass: run here and now, or by the thread whose pass
-    /// is under way (see `pass_lock.rs`). `wake_up` says whether it is a
-    /// wake-up (all but the task's first pass are).
-    fn request_pass(&self, hook: &Waker, wake_up: bool) {
+    /// Asks for a whole pass, run here and now, or by the party running
+    /// passes now (see `pass_lock.rs`).
+    fn request_pass(&self, party: Party, hook: &Waker, wake_up: bool) {
         self.scan_wanted.store(true, Ordering::SeqCst);
-        self.run_requests(hook, wake_up);
+        self.run_requests(party, hook, wake_up);
     }
 
-    /// Asks for the alarm to be armed no later than `tick`'s boundary (a
-    /// registration earlier than the target). Unlike a pass, this locks no
-    /// shard, so a registering thread does not wait for another shard's
-    /// lock; only if that tick has come by the time the alarm is armed (a
-    /// deadline within microseconds) does it run the whole pass itself.
+    /// A registration's kick: asks for the alarm to be armed no later than
+    /// `tick`'s boundary. Locks no shard and scans nothing (see the module
+    /// docs).
     fn request_arm(&self, tick: u64, hook: &Waker) {
         self.arm_wanted.fetch_min(tick, Ordering::SeqCst);
-        self.run_requests(hook, true);
+        self.run_requests(Party::Registration, hook, true);
     }
 
-    fn run_requests(&self, hook: &Waker, mut wake_up: bool) {
-        let mut ring = false;
+    /// Runs every request raised so far, and those raised meanwhile, as far
+    /// as `party` may; tells the task about what it may not do.
+    fn run_requests(&self, party: Party, hook: &Waker, mut wake_up: bool) {
+        let mut left_to_task = false;
         self.pass.request(|state| {
-            if state.stop.is_some() {
+            if self.retire_wanted.load(Ordering::SeqCst) {
+                state.alarm.retire();
+                self.set_stop(Stop::Off);
                 return ControlFlow::Break(());
             }
-            let pass = if self.scan_wanted.swap(false, Ordering::SeqCst) {
-                // A pass scans after this: it sees every entry whose tick
-                // was asked for so far.
+            if self.stopped() != Stop::Running {
+                return ControlFlow::Break(());
+            }
+            let scan = self.scan_wanted.load(Ordering::SeqCst);
+            let outcome = if scan && party.may_scan() {
+                self.scan_wanted.store(false, Ordering::SeqCst);
+                // The scan below sees every entry kicked so far.
                 self.arm_wanted.store(u64::MAX, Ordering::SeqCst);
                 self.pass(state, hook, wake_up)
             } else {
+                // A scan asked for by the hook while this registration held
+                // the lock is the task's to run.
+                left_to_task |= scan;
                 match self.arm_wanted.swap(u64::MAX, Ordering::SeqCst) {
-                    u64::MAX => return ControlFlow::Continue(()),
-                    tick => self.arm_for(state, tick, hook),
+                    u64::MAX => Pass::Armed,
+                    tick => self.arm_for(state, tick, hook, party),
                 }
             };
             wake_up = true;
-            if matches!(pass, Pass::Retire | Pass::Off) {
-                state.stop = Some(pass);
-                ring = true;
-                return ControlFlow::Break(());
+            match outcome {
+                Pass::Stop(why) => {
+                    self.set_stop(why);
+                    left_to_task = true; // the task ends
+                    ControlFlow::Break(())
+                }
+                Pass::LeftToTask => {
+                    self.scan_wanted.store(true, Ordering::SeqCst);
+                    left_to_task = true;
+                    ControlFlow::Continue(())
+                }
+                Pass::Armed | Pass::Parked => ControlFlow::Continue(()),
             }
-            ControlFlow::Continue(())
         });
-        if ring {
-            self.doorbell.ring();
+        if left_to_task && party != Party::Task {
+            self.inner.shared.nudge();
         }
     }
 
     /// Moves the alarm to `tick`'s boundary if it would wake later, without
-    /// a scan; a whole pass if that tick is due already.
-    fn arm_for(&self, state: &mut PassState, tick: u64, hook: &Waker) -> Pass {
+    /// a scan; if that tick is due already, a whole pass, or, for a
+    /// registration, a pass left to the task.
+    fn arm_for(&self, state: &mut PassState, tick: u64, hook: &Waker, party: Party) -> Pass {
         let shared = &self.inner.shared;
         if shared.is_shutdown() {
             state.alarm.disarm();
-            return Pass::Off;
+            return Pass::Stop(Stop::Off);
         }
         let Some(boundary) = shared.clock.tick_instant(tick) else {
             return Pass::Armed; // no clock reaches it: nothing to arm
@@ -228,10 +346,11 @@ impl Driver {
             return Pass::Armed;
         }
         trace!("driver re-armed", next_tick = tick);
-        match state.alarm.arm(boundary, hook) {
-            Arming::Waiting => Pass::Armed,
-            Arming::Due => self.pass(state, hook, true),
-            Arming::Off => Pass::Off,
+        match state.alarm.arm(boundary, hook, || shared.now()) {
+            Arming::Waiting | Arming::Stuck => Pass::Armed,
+            Arming::Due if party.may_scan() => self.pass(state, hook, true),
+            Arming::Due => Pass::LeftToTask,
+            Arming::Off => Pass::Stop(Stop::Off),
         }
     }
 
@@ -241,7 +360,7 @@ impl Driver {
         shared.look_for_pause();
         shared.begin_scan();
         // The clock is read after `begin_scan`: a registration that missed
-        // this reading sees the cleared target and notifies.
+        // this reading sees the cleared target and kicks.
         let (now_ns, now_tick) = shared.clock.now_tick(shared.now());
         let mut next: Option<u64> = None;
         let mut pending = 0;
@@ -282,6 +401,31 @@ impl Driver {
             None => Next::Nothing { pending },
         }
     }
+
+    fn stopped(&self) -> Stop {
+        Stop::from_u8(self.stop.load(Ordering::SeqCst))
+    }
+
+    fn set_stop(&self, why: Stop) {
+        let _ = self.stop.compare_exchange(
+            Stop::Running as u8,
+            why as u8,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+    }
+
+    /// Whether the earliest due tick's boundary is `slack` or more behind
+    /// `now`: the hook has not kept the wheel moving.
+    fn behind(&self, slack: Duration) -> bool {
+        let shared = &self.inner.shared;
+        let due = self.inner.earliest_due();
+        shared
+            .clock
+            .tick_instant(due)
+            .and_then(|boundary| boundary.checked_add(slack))
+            .is_some_and(|late| late <= shared.now())
+    }
 }
 
 /// The driver's hook: the alarm's waker, woken by tokio's time driver. It
@@ -299,7 +443,11 @@ impl Wake for Hook {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if let Some(driver) = self.0.upgrade() {
-            driver.request_pass(&Waker::from(self.clone()), true);
+            #[cfg(test)]
+            if driver.hook_suppressed.load(Ordering::SeqCst) {
+                return;
+            }
+            driver.request_pass(Party::Hook, &Waker::from(self.clone()), true);
         }
     }
 }
@@ -312,18 +460,22 @@ impl Wake for Hook {
 pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'static {
     let guard = ShutDownOnExit(inner);
     // Made now, not when the task is first polled: registrations reach the
-    // driver through its hook from now on, however long the task waits.
+    // driver through its kick from now on, however long the task waits.
     let driver = Arc::new(Driver {
         inner: guard.0.clone(),
         pass: PassLock::new(PassState {
             buffer: Vec::with_capacity(WAKE_BATCH),
             alarm: Alarm::new(guard.0.runtime.clone()),
-            stop: None,
         }),
         scan_wanted: AtomicBool::new(false),
         arm_wanted: AtomicU64::new(u64::MAX),
-        doorbell: Doorbell::new(),
+        retire_wanted: AtomicBool::new(false),
+        stop: AtomicU8::new(Stop::Running as u8),
+        #[cfg(test)]
+        hook_suppressed: AtomicBool::new(false),
     });
+    #[cfg(test)]
+    tests::remember(&guard.0, &driver);
     let hook = Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
     let kick = {
         let (driver, hook) = (Arc::downgrade(&driver), hook.clone());
@@ -342,30 +494,85 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
     }
 }
 
+/// The task: a pass when it starts and whenever told to, the backstop in
+/// between (see the module docs).
 async fn drive(driver: &Driver, hook: &Waker) {
-    let shared = &driver.inner.shared;
-    debug!("driver started", shards = driver.inner.shards.len() as u64);
+    let inner = &*driver.inner;
+    let shared = &inner.shared;
+    let slack = backstop_slack(inner.config().tick_ns);
+    let mut backstop: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    debug!("driver started", shards = inner.shards.len() as u64);
     // The first pass is the task's start, not a wake-up.
-    let mut wake_up = false;
+    let mut pass = Some(false);
     loop {
-        driver.request_pass(hook, wake_up);
-        wake_up = true;
-        // Read under the lock: a pass under way elsewhere may be setting it.
-        match driver.pass.lock().stop {
-            Some(Pass::Retire) => {
+        if let Some(wake_up) = pass.take() {
+            driver.request_pass(Party::Task, hook, wake_up);
+            if driver.stopped() == Stop::Running && driver.scan_wanted.load(Ordering::SeqCst) {
+                // The pass ran out of rounds (ticks kept coming due while it
+                // woke tasks): the rest after the tasks it woke had a turn.
+                tokio::task::yield_now().await;
+                pass = Some(true);
+                continue;
+            }
+        }
+        match driver.stopped() {
+            Stop::Running => {}
+            Stop::Retire => {
                 debug!("driver stopping: no timer handle or sleep is left");
                 return;
             }
-            Some(_) => {
+            Stop::Off => {
                 debug!("driver stopping: the timer was shut down");
                 return;
             }
-            None => {}
         }
-        tokio::select! {
-            biased;
-            () = shared.notified() => {}
-            () = poll_fn(|cx| driver.doorbell.poll_rung(cx)) => {}
+        // The backstop covers the earliest due tick (the handshake in
+        // `shared.rs`: store, then read the dues again).
+        let covered = loop {
+            let due = inner.earliest_due();
+            shared.set_backstop(due);
+            if inner.earliest_due() >= due {
+                break due;
+            }
+        };
+        // Never for a moment already past: after a backstop pass that could
+        // not run (left to a party holding the pass lock), the next check
+        // comes a slack later, not at once.
+        let earliest = shared.now().checked_add(slack);
+        match shared
+            .clock
+            .tick_instant(covered)
+            .and_then(|boundary| boundary.checked_add(slack))
+            .map(|at| earliest.map_or(at, |earliest| at.max(earliest)))
+        {
+            Some(at) => match &mut backstop {
+                Some(sleep) => sleep.as_mut().reset(at),
+                None => backstop = Some(Box::pin(tokio::time::sleep_until(at))),
+            },
+            None => backstop = None,
+        }
+        let woke = poll_fn(|cx| {
+            if let Poll::Ready(why) = shared.notice().poll_rung(cx) {
+                return Poll::Ready(Some(why));
+            }
+            match &mut backstop {
+                Some(sleep) => sleep.as_mut().poll(cx).map(|()| None),
+                None => Poll::Pending,
+            }
+        })
+        .await;
+        match woke {
+            Some(why) if why.contains(Reasons::PASS) => pass = Some(true),
+            Some(_) => {} // a registration earlier than the backstop: move it
+            None if driver.behind(slack) => {
+                inner.backstop_passes.fetch_add(1, Ordering::Relaxed);
+                debug!(
+                    "driver backstop: tokio did not call the driver back in time",
+                    due_tick = inner.earliest_due()
+                );
+                pass = Some(true);
+            }
+            None => {} // the wheel moved on: cover its new earliest tick
         }
     }
 }
@@ -373,10 +580,197 @@ async fn drive(driver: &Driver, hook: &Waker) {
 #[cfg(all(test, not(tickwheel_loom)))]
 mod tests {
     use std::sync::atomic::Ordering;
+    use std::sync::{Arc, Mutex, Weak};
     use std::time::Duration;
 
+    use tokio::time::Instant;
+
+    use super::{Driver, Hook};
+    use crate::engine::state::Inner;
     use crate::engine::wheel::watchdog::block_on_paused;
     use crate::Timer;
+
+    /// Every driver made in this test binary, by its timer's state, so a
+    /// test can reach its timer's driver.
+    static DRIVERS: Mutex<Vec<(Weak<Inner>, Weak<Driver>)>> = Mutex::new(Vec::new());
+
+    pub(super) fn remember(inner: &Arc<Inner>, driver: &Arc<Driver>) {
+        let mut drivers = DRIVERS.lock().unwrap();
+        drivers.retain(|(inner, _)| inner.strong_count() > 0);
+        drivers.push((Arc::downgrade(inner), Arc::downgrade(driver)));
+    }
+
+    fn driver_of(timer: &Timer) -> Arc<Driver> {
+        DRIVERS
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(inner, _)| std::ptr::eq(inner.as_ptr(), Arc::as_ptr(timer.inner())))
+            .and_then(|(_, driver)| driver.upgrade())
+            .expect("the timer's driver is alive")
+    }
+
+    /// As if tokio never called the driver's hook back.
+    fn suppress_hook(timer: &Timer) {
+        driver_of(timer)
+            .hook_suppressed
+            .store(true, Ordering::SeqCst);
+    }
+
+    /// The instant a sleep of `d` on `timer` completes, awaited in a task
+    /// of its own (the paused clock moves on by itself meanwhile).
+    async fn completes_at(timer: &Timer, d: Duration) -> Duration {
+        let start = Instant::now();
+        let sleep = timer.sleep(d);
+        tokio::spawn(async move {
+            sleep.await;
+            Instant::now() - start
+        })
+        .await
+        .unwrap()
+    }
+
+    /// With the hook never called (tokio losing the driver's waker), a due
+    /// sleep still completes, exactly at its tick boundary plus the
+    /// backstop's slack (two ticks, at least 2 ms), and not a moment
+    /// before: on the paused clock, for ticks below and above 1 ms of
+    /// slack.
+    #[test]
+    fn a_due_sleep_fires_by_the_backstop_when_the_hook_is_never_called() {
+        block_on_paused(async {
+            for (tick_ms, sleep_ms, expected_ms) in [
+                (1, 10, 12),    // boundary 10 ms, slack 2 ms
+                (5, 12, 25),    // boundary 15 ms, slack 10 ms
+                (1, 1, 3),      // boundary 1 ms
+                (10, 100, 120), // on a boundary: boundary 100 ms, slack 20 ms
+            ] {
+                let timer = Timer::builder()
+                    .tick(Duration::from_millis(tick_ms))
+                    .build()
+                    .unwrap();
+                suppress_hook(&timer);
+                let took = completes_at(&timer, Duration::from_millis(sleep_ms)).await;
+                assert_eq!(
+                    took,
+                    Duration::from_millis(expected_ms),
+                    "tick {tick_ms} ms, sleep {sleep_ms} ms"
+                );
+                assert_eq!(timer.stats().backstop_passes, 1, "tick {tick_ms} ms");
+                assert_eq!(timer.stats().fired, 1);
+            }
+        });
+    }
+
+    /// The backstop keeps a busy wheel going with the hook gone: sleeps
+    /// registered one after another, while others are pending and after
+    /// the wheel emptied, each complete by their boundary plus the slack.
+    #[test]
+    fn the_backstop_keeps_firing_sleeps_registered_while_others_wait() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            suppress_hook(&timer);
+            let start = Instant::now();
+            let mut sleepers = tokio::task::JoinSet::new();
+            for ms in [50u64, 7, 30, 3, 200] {
+                let sleep = timer.sleep(Duration::from_millis(ms));
+                sleepers.spawn(async move {
+                    sleep.await;
+                    (ms, Instant::now() - start)
+                });
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            let mut seen = 0;
+            while let Some(done) = sleepers.join_next().await {
+                let (ms, took) = done.unwrap();
+                let slack = Duration::from_millis(2);
+                assert!(
+                    took >= Duration::from_millis(ms),
+                    "{ms} ms sleep after {took:?}"
+                );
+                assert!(
+                    took <= Duration::from_millis(ms) + Duration::from_millis(5) + slack,
+                    "{ms} ms sleep after {took:?}"
+                );
+                seen += 1;
+            }
+            assert_eq!(seen, 5);
+            assert!(timer.stats().backstop_passes >= 1);
+            // Idle again: the backstop holds no sleep, the driver no wake-up.
+            let before = timer.stats();
+            tokio::time::sleep(Duration::from_secs(600)).await;
+            let after = timer.stats();
+            assert_eq!(after.wakeups, before.wakeups);
+            assert_eq!(after.backstop_passes, before.backstop_passes);
+        });
+    }
+
+    /// The same on a real clock and two workers, with a generous bound: no
+    /// sleep early, none lost, each within its deadline plus tick plus slack
+    /// plus 250 ms of scheduling noise.
+    #[test]
+    fn on_a_real_clock_the_backstop_fires_every_sleep_without_the_hook() {
+        let _watchdog = crate::engine::wheel::watchdog::Watchdog::start();
+        {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let timer = Timer::new();
+                suppress_hook(&timer);
+                let mut sleepers = tokio::task::JoinSet::new();
+                for i in 0..100u64 {
+                    let d = Duration::from_micros(3_000 + i * 257);
+                    let start = std::time::Instant::now();
+                    let sleep = timer.sleep(d);
+                    sleepers.spawn(async move {
+                        sleep.await;
+                        (d, start.elapsed())
+                    });
+                }
+                while let Some(done) = sleepers.join_next().await {
+                    let (d, took) = done.unwrap();
+                    assert!(took >= d, "{d:?} sleep after {took:?}");
+                    assert!(
+                        took <= d + Duration::from_millis(254),
+                        "{d:?} sleep after {took:?}"
+                    );
+                }
+                assert!(timer.stats().backstop_passes >= 1);
+            });
+        }
+    }
+
+    /// The hook woken when nothing is due, twice in a row, and from another
+    /// thread: no sleep fires early, and each still fires at its boundary
+    /// (the alarm is re-armed by each of those passes).
+    #[test]
+    fn spurious_hook_calls_from_another_thread_fire_nothing_early() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let driver = driver_of(&timer);
+            let hook = std::task::Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
+            let mut sleep = tokio_test::task::spawn(timer.sleep(Duration::from_millis(10)));
+            tokio_test::assert_pending!(sleep.poll());
+            for _ in 0..3 {
+                let hook = hook.clone();
+                std::thread::spawn(move || {
+                    hook.wake_by_ref();
+                    hook.wake();
+                })
+                .join()
+                .unwrap();
+                tokio::time::advance(Duration::from_millis(3)).await;
+                assert!(!sleep.is_woken(), "fired early");
+                tokio_test::assert_pending!(sleep.poll());
+            }
+            tokio::time::advance(Duration::from_millis(1)).await;
+            assert!(sleep.is_woken());
+            tokio_test::assert_ready!(sleep.poll());
+            assert_eq!(timer.stats().backstop_passes, 0);
+        });
+    }
 
     /// Tasks alive on the current runtime: the driver is one while it runs.
     fn tasks_alive() -> usize {

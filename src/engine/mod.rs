@@ -6,16 +6,17 @@
 //!
 //! ```text
 //!  Sleep / Timeout / Interval / DelayQueue ...   (crate root and features)
-//!        |  register, reset, cancel                         ^ wake
-//!        v                                                  |
-//!  state: Inner = shards + shared + the driver's doorbell   |
-//!        |                                                  |
-//!  shard (one wheel behind its own lock) --- driver (one tokio task:
-//!        |                                    sleeps on tokio's clock,
-//!  wheel: ring + overflow + slab              fires due ticks, wakes tasks
-//!                                             outside the locks)
-//!  shared: clock, driver target, capacity, shutdown   doorbell: the driver's
-//!  clock, context: the timer's time source            tokio-timer hook
+//!     |  register, reset, cancel, poll                        ^ wake
+//!     v                                                       |
+//!  shard: one wheel behind its own lock ----------> driver: passes (scan every
+//!     |  (kick: "arm for my tick")          |       busy shard, wake outside the
+//!  wheel: ring + overflow + slab            |       locks, arm the alarm), run by
+//!                                           |       whoever asks first:
+//!  shared: clock, target, backstop tick,    |        - hook (alarm's waker, in
+//!          capacity, shutdown, notice ------+          tokio's timer processing)
+//!                                                    - registration (re-arm only)
+//!  alarm: the driver's one tokio sleep               - task (start, notices,
+//!  tokio_compat: what is assumed of tokio              backstop)
 //! ```
 //!
 //! - [`state`]: the state behind a `Timer` handle, shared with the driver.
@@ -25,7 +26,7 @@
 //! - [`driver`]: the task that advances the wheels on tokio's clock.
 //! - [`alarm`]: the driver's tokio sleep, armed for the next busy tick.
 //! - [`pass_lock`]: one driver pass at a time, run by whoever asks first.
-//! - [`doorbell`]: how the driver's hook asks its task to run a pass.
+//! - [`notice`]: the one way to the driver task.
 //! - [`clock`], [`context`]: the timer's clock, and which runtime is current.
 //! - [`lateness`]: the histogram each wheel records fired timers into.
 //! - [`tokio_compat`]: what the engine assumes of tokio beyond its
@@ -37,9 +38,9 @@
 pub(crate) mod alarm;
 pub(crate) mod clock;
 pub(crate) mod context;
-pub(crate) mod doorbell;
 pub(crate) mod driver;
 pub(crate) mod lateness;
+pub(crate) mod notice;
 pub(crate) mod pass_lock;
 pub(crate) mod prefetch;
 pub(crate) mod shard;

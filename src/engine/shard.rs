@@ -375,10 +375,15 @@ mod tests {
         }
     }
 
-    /// Whether a notice waits for the driver (consuming it).
+    /// Whether the driver task was told to run a pass (consuming the
+    /// notice).
     fn noticed(shard: &Shard) -> bool {
-        use futures::FutureExt;
-        shard.shared.notified().now_or_never().is_some()
+        use crate::engine::notice::Reasons;
+        shard
+            .shared
+            .notice()
+            .take()
+            .is_some_and(|why| why.contains(Reasons::PASS))
     }
 
     #[test]

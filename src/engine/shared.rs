@@ -15,11 +15,18 @@
 //! Either the driver's scan locked the shard after the insert (and saw the
 //! entry), or the registration's lock came after the driver's scan of that
 //! shard, so it reads `u64::MAX` or the driver's final target: in both
-//! cases a deadline earlier than the target lowers it and tells the
-//! driver: through the driver's hook, which runs a pass right there or
-//! leaves it to the pass under way (`driver.rs`), or, before the driver
-//! exists, by notifying its task (`Notify::notify_one` stores a permit when
-//! the task is not waiting yet, so the notice is never lost).
+//! cases a deadline earlier than the target lowers it and asks the driver
+//! to re-arm its alarm for that tick (the `kick`, see `driver.rs`).
+//!
+//! # The backstop handshake
+//!
+//! The driver task keeps a backstop (see `driver.rs`) for `backstop`, the
+//! earliest tick it knew of when it armed it (`u64::MAX`: none armed). The
+//! same Dekker pattern as above, with `SeqCst` on both sides: the task
+//! stores the tick, then reads every shard's `due`; a registration lowers
+//! its shard's `due` (with a fence), then reads `backstop`, and rings the
+//! task if its tick is earlier. So either the task sees the new entry, or
+//! the registration sees the backstop it must move.
 
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::atomic::Ordering;
@@ -28,7 +35,8 @@ use std::sync::OnceLock;
 use tokio::time::Instant;
 
 use crate::engine::clock::{Clock, TimeSource};
-use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Signal};
+use crate::engine::notice::{Notice, Reasons};
+use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize};
 
 /// How a registration earlier than the target reaches the driver (see
 /// `Shared::kick`): called with the registration's tick.
@@ -71,13 +79,16 @@ pub(crate) struct Shared {
     /// The earliest tick the driver is known to wake for; `u64::MAX` while it
     /// scans or has nothing to wait for.
     target: AtomicU64,
-    notify: Signal,
-    /// The driver's way in, once the driver exists: a registration earlier
-    /// than the target re-arms the driver's alarm for its tick on the spot
-    /// (or leaves it to the pass under way), so the driver re-arms without
-    /// its task waiting for a turn. Until it is installed (and in the loom
-    /// models, which run no driver) such a registration notifies the task
-    /// instead.
+    /// The earliest tick the driver task's backstop covers (`u64::MAX`:
+    /// none armed); see the backstop handshake above.
+    backstop: AtomicU64,
+    /// The one way to the driver task.
+    notice: Notice,
+    /// The driver's way in: a registration earlier than the target re-arms
+    /// the driver's alarm for its tick on the spot (or leaves it to the
+    /// pass under way), so the driver re-arms without its task waiting for
+    /// a turn. Installed by the driver as the timer is built, before any
+    /// registration can exist.
     kick: OnceLock<Kick>,
     shutdown: AtomicBool,
     /// Live `Timer` handles; at zero the driver may retire once no sleep is
@@ -93,7 +104,8 @@ impl Shared {
             source,
             paused_seen: AtomicBool::new(false),
             target: AtomicU64::new(u64::MAX),
-            notify: Signal::new(),
+            backstop: AtomicU64::new(u64::MAX),
+            notice: Notice::new(),
             kick: OnceLock::new(),
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
@@ -131,16 +143,28 @@ impl Shared {
     }
 
     /// Called after linking an entry for `tick` (outside the shard's lock):
-    /// makes the driver re-arm if it would otherwise sleep past `tick`.
+    /// makes the driver re-arm if it would otherwise sleep past `tick`, and
+    /// its task move the backstop if that covers only later ticks.
     pub(crate) fn registered(&self, tick: u64) {
         if tick < self.target.load(Ordering::SeqCst)
             && self.target.fetch_min(tick, Ordering::SeqCst) > tick
         {
-            match self.kick.get() {
-                Some(Kick(kick)) => kick(tick),
-                None => self.notify.notify_one(),
+            // Always installed outside the unit tests and models, which run
+            // no driver.
+            if let Some(Kick(kick)) = self.kick.get() {
+                kick(tick);
             }
         }
+        if tick < self.backstop.load(Ordering::SeqCst) {
+            self.notice.ring(Reasons::BACKSTOP);
+        }
+    }
+
+    /// Driver task: its backstop now covers `tick` (`u64::MAX`: none). The
+    /// caller then reads the shards' `due` (see the backstop handshake).
+    pub(crate) fn set_backstop(&self, tick: u64) {
+        self.backstop.store(tick, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
     }
 
     /// Driver: installs its way to be told of an earlier tick (see `kick`);
@@ -162,25 +186,21 @@ impl Shared {
         self.target.store(tick, Ordering::SeqCst);
     }
 
-    /// Wakes the driver so it rechecks its state (shutdown, handles gone).
+    /// Wakes the driver task so it runs a pass (a shutdown, handles gone, a
+    /// scan left to it).
     pub(crate) fn nudge(&self) {
-        self.notify.notify_one();
+        self.notice.ring(Reasons::PASS);
     }
 
-    /// Resolves once the driver has been notified since it last consumed a
-    /// notice.
-    pub(crate) async fn notified(&self) {
-        self.notify.notified().await;
+    /// The driver task's one channel in.
+    pub(crate) fn notice(&self) -> &Notice {
+        &self.notice
     }
 
-    /// The models' view of the handshake: the driver's target, and whether a
-    /// notice is waiting for it (consumed by this call).
+    /// The models' view of the target handshake: the driver's target.
     #[cfg(tickwheel_loom)]
-    pub(crate) fn target_and_permit(&self) -> (u64, bool) {
-        (
-            self.target.load(Ordering::SeqCst),
-            self.notify.take_permit(),
-        )
+    pub(crate) fn target(&self) -> u64 {
+        self.target.load(Ordering::SeqCst)
     }
 
     /// A new `Timer` handle.
@@ -257,7 +277,7 @@ impl Shared {
 #[cfg(all(test, not(tickwheel_loom)))]
 mod tests {
     use super::*;
-    use futures::FutureExt;
+    use std::sync::{Arc, Mutex};
 
     fn shared(max_pending: Option<usize>) -> Shared {
         Shared::new(
@@ -267,18 +287,38 @@ mod tests {
         )
     }
 
-    /// Whether a notice waits for the driver (consuming it).
+    /// Whether the task was told to run a pass (consuming the notice).
     fn noticed(shared: &Shared) -> bool {
-        shared.notified().now_or_never().is_some()
+        shared
+            .notice()
+            .take()
+            .is_some_and(|why| why.contains(Reasons::PASS))
     }
 
-    /// The target handshake, one step at a time: a registration notifies the
-    /// driver exactly when its tick is earlier than the driver's target, and
-    /// then lowers the target, so the same or a later tick does not notify
-    /// again.
-    #[test]
-    fn a_registration_notifies_only_when_earlier_than_the_target() {
+    /// A shared state whose kicks are recorded: the ticks the driver was
+    /// asked to re-arm for, taken by `kicked`.
+    fn kicked_shared() -> (Shared, Arc<Mutex<Vec<u64>>>) {
         let s = shared(None);
+        let kicks = Arc::new(Mutex::new(Vec::new()));
+        let record = kicks.clone();
+        s.install_kick(Kick(Box::new(move |tick| {
+            record.lock().unwrap().push(tick)
+        })));
+        (s, kicks)
+    }
+
+    fn kicked(kicks: &Mutex<Vec<u64>>) -> bool {
+        !std::mem::take(&mut *kicks.lock().unwrap()).is_empty()
+    }
+
+    /// The target handshake, one step at a time: a registration asks the
+    /// driver to re-arm exactly when its tick is earlier than the driver's
+    /// target, and then lowers the target, so the same or a later tick does
+    /// not ask again.
+    #[test]
+    fn a_registration_kicks_only_when_earlier_than_the_target() {
+        let (s, kicks) = kicked_shared();
+        let noticed = |_: &Shared| kicked(&kicks);
         assert!(!noticed(&s));
         s.registered(50); // the driver waits for nothing yet
         assert!(noticed(&s));
@@ -304,6 +344,30 @@ mod tests {
         s.end_scan(u64::MAX);
         s.registered(u64::MAX - 1);
         assert!(noticed(&s));
+    }
+
+    /// The backstop handshake: a registration earlier than the tick the
+    /// task's backstop covers tells the task (once, until it looks); one at
+    /// or after it does not.
+    #[test]
+    fn a_registration_earlier_than_the_backstop_tells_the_task() {
+        let s = shared(None);
+        let told = |s: &Shared| {
+            s.notice()
+                .take()
+                .is_some_and(|why| why.contains(Reasons::BACKSTOP))
+        };
+        s.registered(40); // no backstop armed yet
+        assert!(told(&s));
+        s.set_backstop(40);
+        s.registered(40);
+        s.registered(90);
+        assert!(!told(&s), "the backstop covers tick 40");
+        s.registered(39);
+        assert!(told(&s));
+        s.set_backstop(u64::MAX);
+        s.registered(u64::MAX);
+        assert!(!told(&s), "a never-due entry needs no backstop");
     }
 
     #[test]

@@ -10,9 +10,10 @@ use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::engine::clock::{on_tokio_grid, Clock, TimeSource};
+use crate::engine::clock::{Clock, TimeSource};
 use crate::engine::shard::{self, Shard};
 use crate::engine::shared::Shared;
+use crate::engine::tokio_compat::on_tokio_grid;
 use crate::engine::trace::debug;
 use crate::engine::unwind::run_contained;
 use crate::engine::wheel::Wheel;
@@ -38,6 +39,12 @@ pub(crate) struct Inner {
     pub(crate) clock_tick: AtomicU64,
     /// Wakers that panicked when woken (the driver survives them).
     pub(crate) wake_panics: AtomicU64,
+    /// Passes the driver task's backstop ran because the wheel had fallen
+    /// behind (tokio did not call the driver's hook back in time).
+    pub(crate) backstop_passes: AtomicU64,
+    /// The timer looked for tokio's millisecond grid and did not find it
+    /// (see `tokio_compat.rs`, assumption 2).
+    pub(crate) grid_missed: bool,
     /// The runtime hosting the driver; scheduled tasks are spawned on it.
     pub(crate) runtime: Handle,
     /// Told when the timer shuts down, for tasks that wait on something
@@ -62,15 +69,23 @@ impl Inner {
         // Read the origin on the runtime's clock: a paused test runtime's
         // clock is not the system clock.
         let source = TimeSource::for_runtime(handle);
+        let mut grid_missed = false;
         let origin = {
             let _guard = handle.enter();
             let now = Instant::now();
             // On a clock that runs (every runtime's, unless tokio's test
             // clock is compiled in and the runtime is current-thread, whose
-            // driver meets tokio's grid its own way: see `alarm.rs`), whole
-            // milliseconds of tick count from a point of tokio's grid.
+            // driver meets tokio's grid its own way: see `tokio_compat.rs`),
+            // whole milliseconds of tick count from a point of tokio's grid.
             if !source.may_pause() && config.tick_ns % 1_000_000 == 0 {
-                on_tokio_grid(now)
+                on_tokio_grid(now).unwrap_or_else(|| {
+                    grid_missed = true;
+                    debug!(
+                        "tokio's millisecond grid not found: sleeps may fire up to 1 ms later than tokio's",
+                        tick_ns = config.tick_ns
+                    );
+                    now
+                })
             } else {
                 now
             }
@@ -99,6 +114,8 @@ impl Inner {
             wakeups: AtomicU64::new(0),
             clock_tick: AtomicU64::new(0),
             wake_panics: AtomicU64::new(0),
+            backstop_passes: AtomicU64::new(0),
+            grid_missed,
             runtime: handle.clone(),
             stopped: Notify::new(),
             drained: AtomicBool::new(false),
@@ -212,6 +229,16 @@ impl Inner {
         })
     }
 
+    /// The earliest tick any shard needs processed (`u64::MAX`: none), read
+    /// without the locks (see `Shard::due`).
+    pub(crate) fn earliest_due(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|shard| shard.due())
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     pub(crate) fn shard(&self) -> &Arc<Shard> {
         &self.shards[shard::index_for_current_thread(self.shards.len())]
     }
@@ -235,9 +262,10 @@ impl fmt::Debug for AfterDrain {
 /// Two shards per worker thread of the driver's runtime, rounded up to a
 /// power of two (at most 64, capping the driver's scan), so each worker
 /// tends to have a wheel of its own: 2 on a current-thread runtime (its
-/// thread, and one for whatever else uses the timer), 4 on 2 workers. Every
-/// driver pass locks every shard, so a current-thread runtime on a 64-core
-/// machine should not pay for 64 of them.
+/// thread, and one for whatever else uses the timer), 4 on 2 workers. A
+/// driver pass reads every shard's `due` and locks each shard with
+/// something due, so a current-thread runtime on a 64-core machine should
+/// not pay for 64 of them.
 pub(crate) fn default_shards(handle: &Handle) -> usize {
     let workers = handle.metrics().num_workers().max(1);
     (workers * 2).next_power_of_two().min(64)

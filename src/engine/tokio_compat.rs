@@ -1,13 +1,81 @@
 //! What tickwheel borrows from tokio beyond its documented API, in one
-//! place: for each assumption, what the code relies on, what a tokio release
-//! that stopped doing it would break, and the test that notices.
+//! place. The driver sleeps on tokio's clock (one `tokio::time::Sleep`, the
+//! alarm, in `alarm.rs`) and runs its passes when tokio's time driver wakes
+//! that sleep; everything it assumes about *how* tokio does that is here,
+//! each with what a tokio release that stopped doing it would break and
+//! the test that notices. The canaries in `tests/tokio_assumptions.rs` check
+//! tokio itself; the tests named below check tickwheel on top of it.
 //!
-//! # The time-driver probe
+//! # 1. Timers are woken synchronously, and the waker may re-enter
+//!
+//! *Assumed:* tokio's time driver calls a fired sleep's waker on the thread
+//! that processes timers, before that processing returns, outside its wheel
+//! lock; the waker may reset and poll a tokio sleep (the hook re-arms the
+//! alarm from inside the call). A reset to a deadline tokio has processed
+//! completes the sleep at once (the hook is not called for it: `arm` sees
+//! the sleep ready instead).
+//!
+//! *If it stops:* a waker called later (queued, as tokio's alternative
+//! timer may) makes wheel sleeps as late as the driver's hook is; a waker
+//! that may not re-enter would deadlock the hook's pass. Sleeps still never
+//! fire early, and the driver task's backstop (`driver.rs`) fires every due
+//! sleep within two ticks (at least 2 ms) of its boundary even if the hook
+//! is never called. *Tests:* `tokio_wakes_a_timer_synchronously_and_lets_the_waker_reset_it`,
+//! `tokio_reset_to_a_processed_deadline_completes_at_once` (canaries);
+//! `tests/busy.rs` (on time under load); the backstop's tests in
+//! `driver.rs` (`a_due_sleep_fires_by_the_backstop_when_the_hook_is_never_called`).
+//!
+//! # 2. `reset` registers eagerly and answers "processed" at once
+//!
+//! *Assumed:* `Sleep::reset` registers the sleep with tokio's wheel without
+//! a poll, and `is_elapsed()` right after it says whether tokio has already
+//! processed the deadline's millisecond. The grid search below probes tokio
+//! with this.
+//!
+//! *If it stops:* the grid search finds no processed deadline and gives up
+//! (`None`): the timer keeps its own origin, its whole-millisecond ticks lie
+//! off tokio's grid, and its sleeps may fire up to 1 ms later than tokio's
+//! (never earlier). `Stats::grid_missed` says so, and a `tracing` event
+//! ("tokio's millisecond grid not found") is emitted at build. On tokio's
+//! alternative timer this is what happens today. *Tests:*
+//! `tokio_reset_registers_eagerly_and_answers_processed_at_once` (canary),
+//! `grid_points_found_at_different_moments_are_whole_milliseconds_apart`
+//! (below), `tests/alt_timer.rs`.
+//!
+//! # 3. Deadlines round up to whole milliseconds from the driver's start
+//!
+//! *Assumed:* tokio fires a sleep once it has processed the millisecond,
+//! counted from its time driver's start, at or after the deadline. On a
+//! clock that runs, the grid search finds that grid; on a clock tests may
+//! pause (current-thread runtimes built with tokio's `test-util`), the alarm
+//! is armed [`TOKIO_ROUNDING`] before the boundary first ([`early_arm`]), so
+//! tokio fires it in the boundary's own millisecond whatever the grid.
+//!
+//! *If it stops:* with a finer resolution, the early arm fires before the
+//! boundary and the alarm is re-armed for the boundary itself (one extra
+//! wake-up per busy tick, never an early sleep); with a coarser one, wheel
+//! sleeps are as late as tokio's own. *Tests:*
+//! `tokio_rounds_deadlines_up_to_whole_milliseconds_from_its_start`
+//! (canary), `tests/off_grid.rs`, `tests/precision.rs`.
+//!
+//! # 4. A runtime drops its tasks before its time driver shuts down
+//!
+//! *Assumed:* when a runtime shuts down, it drops its tasks (the driver task
+//! among them, which retires the alarm) while its time driver still works,
+//! so no pass arms a tokio sleep on a time driver that has shut down.
+//!
+//! *If it stops:* a pass run from a hook during the shutdown could arm the
+//! alarm on a shut-down time driver: tokio then completes the sleep at once
+//! or panics ("the timer is shutdown"), inside that pass. *Tests:*
+//! `a_runtime_drops_its_tasks_before_its_time_driver_shuts_down` (canary),
+//! `tests/shutdown.rs`.
+//!
+//! # 5. The time-driver probe
 //!
 //! *Assumed:* creating a `tokio::time::Sleep` (never polled) inside a
 //! runtime's context panics if, and only if, that runtime was built without
 //! its time driver (`enable_time`, `enable_all`). tokio offers no other way
-//! to ask, and documents the panic only for polling.
+//! to ask.
 //!
 //! *If it stops:* a probe that no longer panics would let
 //! [`Builder::build`](crate::Builder::build) accept a runtime without a time
@@ -22,13 +90,15 @@
 //! `install`, and once per `Timer::try_current` (or `try_*` free function)
 //! in such a runtime. Nothing is printed on a runtime with a time driver.
 //!
-//! *Tests:* `tests/no_time_driver.rs` (both runtime flavours: `build` and
-//! `install` refuse, the ambient timer panics or errs, nothing completes).
+//! *Tests:* `tokio_panics_on_a_sleep_made_without_a_time_driver` (canary),
+//! `tests/no_time_driver.rs` (both runtime flavours: `build` and `install`
+//! refuse, the ambient timer panics or errs, nothing completes).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use tokio::runtime::Handle;
+use tokio::time::Instant;
 
 /// Whether `handle`'s runtime has its time driver (see the module docs: on
 /// a runtime without one, tokio's panic message is printed by the panic
@@ -49,4 +119,167 @@ pub(crate) fn assert_time_driver() {
 #[track_caller]
 fn make_probe() {
     drop(tokio::time::sleep(Duration::ZERO));
+}
+
+/// Just under tokio's timer resolution: a sleep armed this much before a
+/// tick boundary fires in the millisecond of the boundary itself.
+pub(crate) const TOKIO_ROUNDING: Duration = Duration::from_nanos(999_999);
+
+/// The instant to arm the alarm at first for `boundary` (assumption 3):
+/// [`TOKIO_ROUNDING`] before it, so tokio fires it at the first processing
+/// at or after the boundary's millisecond; if that still falls short of
+/// the boundary, the alarm is armed again for the boundary itself.
+pub(crate) fn early_arm(boundary: Instant) -> Instant {
+    boundary.checked_sub(TOKIO_ROUNDING).unwrap_or(boundary)
+}
+
+/// The last point of tokio's millisecond grid at or before `origin` (read on
+/// the current runtime's clock, whose time driver must be enabled), or
+/// `None` if the grid cannot be found (see the module docs: the caller
+/// keeps `origin` and says so in `Stats::grid_missed`).
+///
+/// tokio files a timer under the millisecond, counted from its time driver's
+/// start, at or after its deadline, and fires it once it has processed that
+/// millisecond; a wheel whose tick boundaries lie off that grid is rounded
+/// twice (to its tick, then to tokio's millisecond), up to a millisecond
+/// later than a `tokio::time` sleep for the same deadline. The grid's start
+/// is not public, so it is found from what tokio's time driver tells of it:
+/// a tokio sleep for a deadline in a millisecond tokio has already processed
+/// completes on its first poll, and one for any later deadline does not. The
+/// last processed millisecond's end is a grid point; a binary search over
+/// deadlines finds it to the nanosecond, with about 40 sleeps registered and
+/// dropped (some microseconds, once per timer).
+///
+/// Another thread may run tokio's time driver during the search (a
+/// multi-thread runtime's worker parks on it), moving the processed mark on
+/// between two probes, and probes answered at different moments need not
+/// meet at a grid point. So the point found is checked: the mark is always a
+/// grid point, and a point `p` that was seen processed while `p + 1 ns` is
+/// still not processed after the search is the mark itself. A search the
+/// mark outran is tried again, up to [`GRID_ATTEMPTS`] times.
+pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
+    // `reset` registers the sleep without polling it (so without a waker,
+    // and without the poll's panic on a runtime shutting down, where every
+    // registration completes at once and the search below finds nothing).
+    let processed = |deadline: Instant| {
+        let mut sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
+        sleep.as_mut().reset(deadline);
+        sleep.is_elapsed()
+    };
+    for _ in 0..GRID_ATTEMPTS {
+        let mark = processed_mark(origin, &processed)?;
+        if processed(mark + Duration::from_nanos(1)) {
+            continue; // the mark moved on during the search
+        }
+        return Some(last_grid_point(mark, origin));
+    }
+    None
+}
+
+/// The last point at or before `origin` of the millisecond grid through
+/// `mark`, which may lie on either side of it (tokio may have processed
+/// past `origin` by the time the search ends), or `origin` itself where
+/// that point is before the platform's earliest `Instant`.
+fn last_grid_point(mark: Instant, origin: Instant) -> Instant {
+    const MS_NS: u128 = 1_000_000;
+    let whole_ms = |ns: u128| Duration::from_millis((ns / MS_NS) as u64);
+    match origin.checked_duration_since(mark) {
+        Some(behind) => mark + whole_ms(behind.as_nanos()),
+        None => {
+            let ahead = (mark - origin).as_nanos();
+            mark.checked_sub(whole_ms(ahead + MS_NS - 1))
+                .unwrap_or(origin)
+        }
+    }
+}
+
+/// How many times [`on_tokio_grid`] searches before it gives up and keeps
+/// the instant it was given.
+const GRID_ATTEMPTS: usize = 4;
+
+/// Binary search for the last deadline `processed` answers `true` for,
+/// starting near `origin`: tokio's processed mark, if it did not move
+/// meanwhile. `None` if no processed deadline is found within an hour back.
+fn processed_mark(origin: Instant, processed: &impl Fn(Instant) -> bool) -> Option<Instant> {
+    const MS: Duration = Duration::from_millis(1);
+    // Not processed: tokio has not reached the millisecond after `origin`'s.
+    let mut after = origin + 2 * MS;
+    // Processed: some deadline far enough back.
+    let mut back = MS;
+    let mut before = loop {
+        let at = origin.checked_sub(back)?;
+        if processed(at) {
+            break at;
+        }
+        after = at;
+        back = back
+            .checked_mul(2)
+            .filter(|b| *b <= Duration::from_secs(3600))?;
+    };
+    // `before` is processed, `after` is not: the mark lies between, at the
+    // last processed nanosecond.
+    while after - before > Duration::from_nanos(1) {
+        let mid = before + (after - before) / 2;
+        if processed(mid) {
+            before = mid;
+        } else {
+            after = mid;
+        }
+    }
+    Some(before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The grid point before an instant is found from a mark on either side
+    /// of it, and is the instant itself when it lies on the grid.
+    #[test]
+    fn the_last_grid_point_comes_from_a_mark_on_either_side() {
+        let origin = Instant::now();
+        let ns = Duration::from_nanos;
+        let mark = origin - ns(3_250_000);
+        assert_eq!(last_grid_point(mark, origin), origin - ns(250_000));
+        assert_eq!(last_grid_point(origin, origin), origin);
+        // tokio processed past `origin` while the search ran.
+        assert_eq!(
+            last_grid_point(origin + ns(1_250_000), origin),
+            origin - ns(750_000)
+        );
+        assert_eq!(last_grid_point(origin + ns(2_000_000), origin), origin);
+        assert_eq!(
+            last_grid_point(origin + ns(1), origin),
+            origin - ns(999_999)
+        );
+    }
+
+    /// Grid points found at different moments of a real-time runtime lie
+    /// whole milliseconds apart, each at most a millisecond before the
+    /// instant it was asked for: they are points of one grid, tokio's.
+    /// (A search that found anything else, such as the instant itself, would
+    /// put them a fraction of a millisecond apart.)
+    #[test]
+    fn grid_points_found_at_different_moments_are_whole_milliseconds_apart() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut points = Vec::new();
+            for pause_us in [0, 1_300, 2_700, 450] {
+                tokio::time::sleep(Duration::from_micros(pause_us)).await;
+                std::thread::sleep(Duration::from_micros(pause_us));
+                let asked = Instant::now();
+                let point = on_tokio_grid(asked).expect("tokio's grid is found");
+                assert!(point <= asked && asked - point < Duration::from_millis(1));
+                points.push(point);
+            }
+            for pair in points.windows(2) {
+                let apart = pair[1].duration_since(pair[0]).as_nanos();
+                assert_eq!(apart % 1_000_000, 0, "{apart} ns apart");
+            }
+        });
+    }
 }
