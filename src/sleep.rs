@@ -322,7 +322,7 @@ impl Sleep {
         if this.shard.shared.is_shutdown() {
             return Err(Error::shutdown());
         }
-        let passed = now.is_some_and(|now| new <= now);
+        let passed = now.is_some_and(|now| this.shard.shared.clock.passed(new, now));
         this.deadline = new;
         let State::Registered(key) = this.state() else {
             this.set_state(if passed {
@@ -354,7 +354,7 @@ impl Sleep {
     /// timer is shut down and the deadline has not been reached).
     pub(crate) fn ended_by_shutdown(&self) -> bool {
         let shared = &self.shard.shared;
-        shared.is_shutdown() && self.deadline > shared.now_offset()
+        shared.is_shutdown() && !shared.clock.passed(self.deadline, shared.now_offset())
     }
 
     /// The state this sleep's timer shares with its driver: the clock and the
@@ -388,7 +388,7 @@ impl Sleep {
             State::Registered(key) => {
                 let shared = &self.shard.shared;
                 let deadline = self.deadline;
-                let passed = || deadline <= shared.now_offset();
+                let passed = || shared.clock.passed(deadline, shared.now_offset());
                 match self.shard.poll_registered(key, cx.waker(), passed) {
                     Polled::Pending => Poll::Pending,
                     Polled::Fired => {
@@ -412,7 +412,9 @@ impl Sleep {
 
     fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
         let shared = &self.shard.shared;
-        if (!checked || shared.clock_paused()) && self.deadline <= shared.now_offset() {
+        if (!checked || shared.clock_paused())
+            && shared.clock.passed(self.deadline, shared.now_offset())
+        {
             self.set_state(State::Done);
             return Poll::Ready(());
         }

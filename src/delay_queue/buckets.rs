@@ -53,7 +53,7 @@ use crate::engine::tick_div::TickDiv;
 use crate::engine::wheel::bitmap::Bitmap;
 use crate::engine::wheel::overflow::Overflow;
 use crate::engine::wheel::ring::Ring;
-use crate::engine::wheel::SATURATED;
+use crate::engine::wheel::{deadline_tick, SATURATED};
 
 /// Tags: the kind of list an item is in.
 const TAG_RING: u32 = 0;
@@ -189,7 +189,7 @@ impl Buckets {
 
     /// The tick a deadline (signed nanoseconds from the origin) rounds up to.
     pub(super) fn tick_of(&self, offset: i64) -> u64 {
-        self.tick.ceil(Clock::wheel_ns(offset))
+        deadline_tick(self.tick, Clock::wheel_ns(offset))
     }
 
     /// Whether ring bucket `bucket` is headed by an item due at `tick` (not
@@ -205,7 +205,10 @@ impl Buckets {
     /// <= tick` without its division, for the paths every remove and reset
     /// takes.
     pub(super) fn due_by(&self, deadline: Deadline, tick: u64) -> bool {
-        Clock::wheel_ns(deadline.offset()) <= tick.saturating_mul(self.tick.ns())
+        let ns = Clock::wheel_ns(deadline.offset());
+        // A saturated deadline's tick is the one after the last, even where
+        // the last boundary is the horizon itself (see `deadline_tick`).
+        ns <= tick.saturating_mul(self.tick.ns()) && (ns < SATURATED || tick > self.last_tick)
     }
 
     /// The last tick whose boundary a clock reading `now` (an offset) has

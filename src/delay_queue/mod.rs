@@ -478,7 +478,8 @@ impl<T> DelayQueue<T> {
     fn offset_at(&self, when: Instant) -> (i64, bool) {
         let shared = self.shared();
         let offset = shared.clock.offset(when);
-        let due = self.buckets.tick_of(offset) <= self.seen || offset <= shared.now_offset();
+        let due = self.buckets.tick_of(offset) <= self.seen
+            || shared.clock.passed(offset, shared.now_offset());
         (offset, due)
     }
 

@@ -23,6 +23,7 @@ use tokio::time::Instant;
 
 use crate::engine::context;
 use crate::engine::tick_div::TickDiv;
+use crate::engine::wheel::{deadline_tick, SATURATED};
 
 /// Where a timer reads the time: always its driver's runtime's clock, never
 /// the ambient one, so a sleep made or reset from another runtime (whose test
@@ -137,15 +138,23 @@ fn in_runtime(id: runtime::Id) -> bool {
 pub(crate) struct Clock {
     origin: Instant,
     tick: TickDiv,
+    /// The latest deadline (an offset) that can ever fire: the clock's last
+    /// reachable tick boundary, or just short of the horizon where that
+    /// boundary is the horizon itself (see [`Clock::passed`]).
+    reach: i64,
 }
 
 impl Clock {
     /// `tick_ns` must be non-zero; the builder guarantees it.
     pub(crate) fn new(origin: Instant, tick_ns: u64) -> Self {
         debug_assert!(tick_ns > 0, "tick length must be non-zero");
+        let tick = TickDiv::new(tick_ns);
+        // At most `SATURATED`: the last tick's boundary is within the clock.
+        let last_boundary = tick.floor(SATURATED) * tick_ns;
         Clock {
             origin,
-            tick: TickDiv::new(tick_ns),
+            tick,
+            reach: last_boundary.min(SATURATED - 1) as i64,
         }
     }
 
@@ -195,9 +204,23 @@ impl Clock {
     }
 
     /// The tick whose boundary is the first at or after `ns` (since the
-    /// origin): the tick the wheel files a deadline of `ns` under.
+    /// origin), or for a saturated deadline the one after the last the
+    /// clock reaches: the tick the wheel files a deadline of `ns` under
+    /// (see [`deadline_tick`]).
     pub(crate) fn tick_of(&self, ns: u64) -> u64 {
-        self.tick.ceil(ns)
+        deadline_tick(self.tick, ns)
+    }
+
+    /// Whether a deadline has passed by the clock reading `now` (both
+    /// offsets from the origin), for the paths that compare a deadline
+    /// with the clock instead of waiting for the wheel: never for one the
+    /// wheel never fires, past the clock's last reachable tick boundary or
+    /// at the horizon. The clock saturates at the horizon too, so a reading
+    /// there means only "at or past it": compared as plain numbers, every
+    /// saturated deadline (`Duration::MAX`, or anything 292 years away)
+    /// would count as passed once the clock got that far.
+    pub(crate) fn passed(&self, deadline: i64, now: i64) -> bool {
+        deadline <= now && deadline <= self.reach
     }
 
     /// `now` as the driver needs it: nanoseconds since the origin, and the
@@ -269,6 +292,31 @@ mod tests {
         let _ = c.instant_at(i64::MAX);
         let _ = c.instant_at(i64::MIN);
         assert_eq!(c.tick_instant(u64::MAX), None);
+    }
+
+    /// The horizon: a saturated deadline never counts as passed, nor one
+    /// past the last tick boundary the clock reaches, however far the clock
+    /// reads; one up to that boundary has passed once the clock is there.
+    /// A saturated deadline's tick is past the last one the clock reaches,
+    /// also when the tick divides `SATURATED` (then the last boundary is
+    /// the horizon itself).
+    #[test]
+    fn nothing_at_or_past_the_horizon_passes() {
+        let max = i64::MAX;
+        for tick_ns in [1_000_000, 10_000_000, 1 << 62, SATURATED, SATURATED / 7] {
+            let c = Clock::new(Instant::now(), tick_ns);
+            let last_tick = SATURATED / tick_ns;
+            let last = (last_tick * tick_ns) as i64;
+            let reach = if last == max { max - 1 } else { last };
+            assert!(c.passed(reach, max) && c.passed(reach, reach));
+            assert!(!c.passed(reach, reach - 1));
+            assert!(!c.passed(reach + 1, max), "tick {tick_ns}");
+            assert!(!c.passed(max, max), "tick {tick_ns}");
+            assert!(c.passed(i64::MIN, i64::MIN) && c.passed(-5, 0));
+            assert_eq!(c.tick_of(SATURATED), last_tick + 1, "tick {tick_ns}");
+            assert_eq!(c.tick_of(reach as u64), c.tick.ceil(reach as u64));
+            assert!(c.tick_of(reach as u64) <= last_tick);
+        }
     }
 
     #[test]

@@ -71,6 +71,25 @@ use crate::engine::tick_div::TickDiv;
 /// fire. The driver's clock saturates here too.
 pub(crate) const SATURATED: u64 = i64::MAX as u64;
 
+/// The tick a deadline `ns` nanoseconds after the origin is filed under, on
+/// ticks of `tick`: the first boundary at or after it, except that a
+/// saturated deadline belongs to no tick the clock ever processes: it gets
+/// the one after the last (`SATURATED / tick + 1`). The clock saturates at
+/// `SATURATED` too, so when the tick divides it (2^63 - 1 = 7^2 x 73 x 127
+/// x 337 x 92,737 x 649,657: a tick of `i64::MAX` ns, or of a seventh of
+/// it) the last boundary the clock reaches is the horizon itself, and the
+/// plain ceiling would file "never" under a tick the driver processes once
+/// the clock gets there. The wheel, a sleep's lock-free check that it fired
+/// and the `DelayQueue` all take a deadline's tick from here.
+#[inline]
+pub(crate) fn deadline_tick(tick: TickDiv, ns: u64) -> u64 {
+    if ns >= SATURATED {
+        tick.floor(SATURATED) + 1
+    } else {
+        tick.ceil(ns)
+    }
+}
+
 /// What happened to a registration attempt.
 #[derive(Debug)]
 pub(crate) enum Insert {
@@ -195,7 +214,7 @@ impl Wheel {
     }
 
     fn tick_of(&self, deadline_ns: u64) -> u64 {
-        self.tick.ceil(deadline_ns)
+        deadline_tick(self.tick, deadline_ns)
     }
 
     /// Every tick up to and including this one has been processed: no live
@@ -1099,14 +1118,21 @@ mod tests {
     }
 
     /// A saturated deadline never fires even when the tick length divides
-    /// `SATURATED` (2^63 - 1 = 7 x 1,317,624,576,693,539,401), so that its
-    /// tick is the very last one the clock reaches: a 1 ms tick never does,
-    /// but a tick of 7 x 73 x 127 x 337 ns (about 21.9 ms) would.
+    /// `SATURATED` (2^63 - 1 = 7 x 1,317,624,576,693,539,401), so that the
+    /// last boundary the clock reaches is the horizon itself: a 1 ms tick
+    /// never does, but a tick of 7 x 73 x 127 x 337 ns (about 21.9 ms), or
+    /// the largest tick there is (`i64::MAX` ns), would. Its tick is the one
+    /// after the last, so once the clock has reached the horizon it is still
+    /// registered (and a sleep's lock-free check finds it not fired), and a
+    /// new one, or a reset to one, still waits instead of completing.
     #[test]
     fn a_saturated_deadline_never_fires_on_a_tick_that_divides_it() {
-        for tick_ns in [7, 7 * 73 * 127 * 337] {
+        for tick_ns in [7, 7 * 73 * 127 * 337, SATURATED] {
             assert_eq!(SATURATED % tick_ns, 0);
             let mut wheel = Wheel::new(8, tick_ns);
+            let last = wheel.last_tick;
+            assert_eq!(wheel.tick_of(SATURATED), last + 1);
+            assert_eq!(wheel.tick_of(SATURATED - 1), last);
             let mut waker = Some(Waker::noop().clone());
             let Insert::Registered { key, tick } = wheel.insert(SATURATED, &mut waker) else {
                 panic!("a saturated deadline is registered");
@@ -1116,11 +1142,38 @@ mod tests {
                 u64::MAX,
                 "tick {tick_ns} ns: the driver must not wake for it"
             );
+            let mut waker = Some(Waker::noop().clone());
+            let Insert::Registered { key: other, .. } = wheel.insert(1, &mut waker) else {
+                panic!("a reachable deadline is registered");
+            };
             let mut out = Vec::new();
-            let last = wheel.last_tick;
             assert_eq!(wheel.advance(last, SATURATED, &mut out, 8), Advance::Idle);
-            assert!(out.is_empty(), "tick {tick_ns} ns: it fired");
+            assert_eq!(
+                out.len(),
+                1,
+                "tick {tick_ns} ns: only the reachable one fired"
+            );
+            assert_eq!(wheel.elapsed(), last, "the clock reached the horizon");
             assert!(wheel.is_live(key));
+            assert!(!wheel.is_live(other));
+            // At the horizon, a new saturated deadline and a reset to one
+            // are registered, not elapsed.
+            let mut waker = Some(Waker::noop().clone());
+            let Insert::Registered { key: late, tick } = wheel.insert(SATURATED, &mut waker) else {
+                panic!("tick {tick_ns} ns: a saturated deadline counted as elapsed");
+            };
+            assert_eq!(tick, u64::MAX);
+            assert!(matches!(
+                wheel.reset(key, SATURATED, false),
+                Reset::Moved { tick: u64::MAX }
+            ));
+            assert_eq!(wheel.advance(last, SATURATED, &mut out, 8), Advance::Idle);
+            assert_eq!(
+                out.len(),
+                1,
+                "tick {tick_ns} ns: a saturated deadline fired"
+            );
+            assert!(wheel.is_live(key) && wheel.is_live(late));
         }
     }
 
