@@ -151,9 +151,12 @@
 //!   processing: the wheel moves whenever tokio's clock does, however many
 //!   tasks are queued ahead of the driver's. With nothing registered it holds
 //!   no tokio timer and never wakes. A registration earlier than the
-//!   driver's target re-arms that sleep on the registering thread; later ones
-//!   touch nothing shared. No user code runs on the driver, only
-//!   `Waker::wake`.
+//!   driver's target re-arms that sleep on the registering thread, and does
+//!   nothing more (it never wakes another task); later ones touch nothing
+//!   shared. Should tokio never call the driver back, the driver task's
+//!   backstop, a sleep of its own two ticks (at least 2 ms) behind the
+//!   earliest due tick, runs the pass instead. No user code runs on the
+//!   driver, only `Waker::wake`.
 //! - **Shutdown.** [`Timer::shutdown`], or the runtime dropping the driver
 //!   task, wakes every registered task: those sleeps complete, and timeouts
 //!   return [`Elapsed`] with [`Elapsed::is_shutdown`]. No task is left
@@ -183,6 +186,9 @@
 //!   been woken, as every `tokio::time::Sleep` has; and on a busy runtime,
 //!   where tokio processes its timers every few dozen task polls whatever
 //!   the run queue holds, wheel sleeps are woken in those same passes.
+//! - If tokio ever stops calling the driver back, a due sleep still
+//!   completes by its tick boundary plus two ticks (at least 2 ms), by the
+//!   driver task's backstop ([`Stats::backstop_passes`] counts those).
 //! - Zero and past deadlines complete on the first poll, without registering:
 //!   `sleep(Duration::ZERO)`, and instants that have passed given to
 //!   `sleep_until`, `timeout_at` or `reset`. On a paused test clock, so does
@@ -203,7 +209,8 @@
 //!
 //! # Executors
 //!
-//! The driver needs a tokio runtime with its time driver enabled. The futures
+//! The driver needs a tokio runtime with its time driver enabled
+//! ([`Builder::build`] returns [`BuildError::NoTimeDriver`] otherwise). The futures
 //! do not: a [`Sleep`] or [`Timeout`] can be awaited on any executor, as long
 //! as the driver's runtime is running.
 //!

@@ -474,7 +474,7 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
         #[cfg(test)]
         hook_suppressed: AtomicBool::new(false),
     });
-    #[cfg(test)]
+    #[cfg(all(test, not(tickwheel_loom)))]
     tests::remember(&guard.0, &driver);
     let hook = Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
     let kick = {
@@ -582,6 +582,8 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::sync::{Arc, Mutex, Weak};
     use std::time::Duration;
+
+    use std::future::Future;
 
     use tokio::time::Instant;
 
@@ -740,6 +742,65 @@ mod tests {
                 assert!(timer.stats().backstop_passes >= 1);
             });
         }
+    }
+
+    /// A waker that records the threads it was woken on.
+    #[derive(Default)]
+    struct ThreadRecorder(Mutex<Vec<std::thread::ThreadId>>);
+
+    impl std::task::Wake for ThreadRecorder {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.lock().unwrap().push(std::thread::current().id());
+        }
+    }
+
+    /// A registration that finds a scan asked for (the hook's, raised while
+    /// the registration held the pass lock), or finds the tick it re-arms
+    /// for due already, leaves the scan to the driver task: none of the
+    /// hundred due sleeps is woken on the registering thread, all are woken
+    /// on the runtime's once the task runs.
+    #[test]
+    fn a_registration_never_wakes_other_tasks_on_its_thread() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let driver = driver_of(&timer);
+            suppress_hook(&timer);
+            tokio::task::yield_now().await; // the driver starts, and parks
+            let recorder = Arc::new(ThreadRecorder::default());
+            let waker = std::task::Waker::from(recorder.clone());
+            let mut cx = std::task::Context::from_waker(&waker);
+            let mut sleeps: Vec<_> = (0..100)
+                .map(|_| Box::pin(timer.sleep(Duration::from_millis(10))))
+                .collect();
+            for sleep in &mut sleeps {
+                assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            }
+            tokio::time::advance(Duration::from_millis(11)).await;
+            assert!(recorder.0.lock().unwrap().is_empty(), "the hook is silenced: {:?}", timer.stats());
+            let hook = std::task::Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
+            let registering = {
+                let (driver, hook) = (driver.clone(), hook.clone());
+                std::thread::spawn(move || {
+                    // The hook's request, left while a registration ran...
+                    driver.scan_wanted.store(true, Ordering::SeqCst);
+                    // ...and a kick for a tick that is due already.
+                    driver.request_arm(10, &hook);
+                    std::thread::current().id()
+                })
+                .join()
+                .unwrap()
+            };
+            assert!(recorder.0.lock().unwrap().is_empty(), "a registration scanned");
+            // The task was told, and runs the scan on the runtime's thread.
+            tokio::task::yield_now().await;
+            let woken = recorder.0.lock().unwrap().clone();
+            assert_eq!(woken.len(), 100, "the task ran the scan left to it");
+            assert!(woken.iter().all(|thread| *thread != registering));
+            assert_eq!(timer.stats().backstop_passes, 0, "not the backstop's doing");
+        });
     }
 
     /// The hook woken when nothing is due, twice in a row, and from another

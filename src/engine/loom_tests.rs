@@ -47,12 +47,23 @@ fn wakes(c: &Counter) -> usize {
 }
 
 fn shard(max_pending: Option<usize>) -> Arc<Shard> {
+    shard_kicked(max_pending).0
+}
+
+/// A shard whose driver's kick records the earliest tick it was asked to
+/// arm for (`u64::MAX`: none), as the driver's `arm_wanted` does.
+fn shard_kicked(max_pending: Option<usize>) -> (Arc<Shard>, Arc<loom::sync::atomic::AtomicU64>) {
     let shared = Arc::new(Shared::new(
         Clock::new(tokio::time::Instant::now(), TICK_NS),
         crate::engine::clock::TimeSource::System,
         max_pending,
     ));
-    Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared))
+    let kicked = Arc::new(loom::sync::atomic::AtomicU64::new(u64::MAX));
+    let record = std::panic::AssertUnwindSafe(kicked.clone());
+    shared.install_kick(crate::engine::shared::Kick(Box::new(move |tick| {
+        record.fetch_min(tick, Ordering::SeqCst);
+    })));
+    (Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared)), kicked)
 }
 
 /// One driver pass over `shard` at `now_tick`, as the driver's scan does
@@ -90,8 +101,8 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 /// A registration racing the driver's scan is never lost: either the scan
-/// saw it, or the driver's target is at or before its tick, or a notice is
-/// waiting for the driver (so it scans again before sleeping past it).
+/// saw it, or the driver's target is at or before its tick, or it kicked
+/// the driver to arm for it.
 #[test]
 fn loom_register_racing_the_scan_is_never_missed() {
     register_racing_the_scan(100);
@@ -107,7 +118,7 @@ fn loom_register_racing_the_scan_behind_an_earlier_target() {
 
 fn register_racing_the_scan(previous_target: u64) {
     model(move || {
-        let shard = shard(None);
+        let (shard, kicked) = shard_kicked(None);
         // The driver published a target on its last pass.
         shard.shared.end_scan(previous_target);
         let s2 = shard.clone();
@@ -117,10 +128,11 @@ fn register_racing_the_scan(previous_target: u64) {
         });
         let seen = driver_pass(&shard, 0);
         registrant.join().unwrap();
-        let (target, permit) = shard.shared.target_and_permit();
+        let target = shard.shared.target();
+        let kicked = kicked.load(Ordering::SeqCst);
         assert!(
-            seen == Some(5) || target <= 5 || permit,
-            "lost registration: scan saw {seen:?}, target {target}, no notice"
+            seen == Some(5) || target <= 5 || kicked <= 5,
+            "lost registration: scan saw {seen:?}, target {target}, kicked {kicked}"
         );
     });
 }
@@ -283,26 +295,41 @@ fn loom_capacity_is_never_exceeded_or_leaked() {
     });
 }
 
-/// The driver's hook rings the doorbell (after processing, on the thread
-/// that runs tokio's timers) while the driver task looks at it: the task
-/// either sees the ring or is woken to look again, and then sees it.
+/// Two parties ring the driver task's notice (a shutdown, a registration
+/// earlier than the backstop) while the task looks at it: the task either
+/// sees each reason or is woken to look again, and then sees it; once seen,
+/// it is not seen again.
 #[test]
-fn loom_doorbell_never_loses_a_ring() {
-    loom::model(|| {
-        let bell = Arc::new(crate::engine::doorbell::Doorbell::new());
+fn loom_a_notice_is_never_lost() {
+    use crate::engine::notice::{Notice, Reasons};
+
+    model(|| {
+        let notice = Arc::new(Notice::new());
         let (count, waker) = counter();
-        let hook = {
-            let bell = bell.clone();
-            loom::thread::spawn(move || bell.ring())
-        };
+        let ringers: Vec<_> = [Reasons::PASS, Reasons::BACKSTOP]
+            .into_iter()
+            .map(|why| {
+                let notice = notice.clone();
+                loom::thread::spawn(move || notice.ring(why))
+            })
+            .collect();
         let mut cx = std::task::Context::from_waker(&waker);
-        let first = bell.poll_rung(&mut cx);
-        hook.join().unwrap();
-        if first.is_pending() {
-            assert_eq!(wakes(&count), 1, "the ring neither seen nor woken");
-            assert!(bell.poll_rung(&mut cx).is_ready());
+        let mut seen = Vec::new();
+        if let std::task::Poll::Ready(why) = notice.poll_rung(&mut cx) {
+            seen.push(why);
         }
-        assert!(bell.poll_rung(&mut cx).is_pending(), "one ring, seen once");
+        for ringer in ringers {
+            ringer.join().unwrap();
+        }
+        let woken = wakes(&count) > 0;
+        if let std::task::Poll::Ready(why) = notice.poll_rung(&mut cx) {
+            assert!(woken || !seen.is_empty(), "rung after the task waited, not woken");
+            seen.push(why);
+        }
+        for why in [Reasons::PASS, Reasons::BACKSTOP] {
+            assert!(seen.iter().any(|s| s.contains(why)), "{why:?} lost: {seen:?}");
+        }
+        assert!(notice.poll_rung(&mut cx).is_pending(), "each ring seen once");
     });
 }
 
