@@ -113,10 +113,10 @@ impl Alarm {
         }
         self.boundary = Some(boundary);
         if self.arm_early && self.set(early_arm(boundary), hook).is_pending() {
-            return Arming::Waiting;
+            return self.waiting();
         }
         if self.set(boundary, hook).is_pending() {
-            return Arming::Waiting;
+            return self.waiting();
         }
         if now() >= boundary {
             return Arming::Due;
@@ -124,13 +124,37 @@ impl Alarm {
         // tokio's processed mark is ahead of the clock: a millisecond later
         // is the least it can still fire for.
         match boundary.checked_add(Duration::from_millis(1)) {
-            Some(later) if self.set(later, hook).is_pending() => Arming::Waiting,
+            Some(later) if self.set(later, hook).is_pending() => self.waiting(),
             _ => Arming::Stuck,
         }
     }
 
+    /// `Waiting`, or `Off` if arming retired the alarm (see [`Alarm::set`]).
+    fn waiting(&self) -> Arming {
+        if self.retired {
+            Arming::Off
+        } else {
+            Arming::Waiting
+        }
+    }
+
     /// Sets the tokio sleep to `at` and polls it once with `hook`.
+    ///
+    /// tokio's alternative timer panics in `reset` once its runtime is
+    /// shutting down, and calls the hook then (assumption 4 in
+    /// `tokio_compat.rs`): the panic is contained and the alarm retired, as
+    /// the driver task would retire it a moment later.
     fn set(&mut self, at: Instant, hook: &Waker) -> Poll<()> {
+        let mut polled = Poll::Pending;
+        let set = crate::engine::unwind::run_contained(|| polled = self.set_unguarded(at, hook));
+        if !set {
+            self.retire();
+            return Poll::Pending;
+        }
+        polled
+    }
+
+    fn set_unguarded(&mut self, at: Instant, hook: &Waker) -> Poll<()> {
         let sleep = match &mut self.sleep {
             Some(sleep) => {
                 sleep.as_mut().reset(at);

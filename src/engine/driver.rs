@@ -779,7 +779,11 @@ mod tests {
                 assert!(sleep.as_mut().poll(&mut cx).is_pending());
             }
             tokio::time::advance(Duration::from_millis(11)).await;
-            assert!(recorder.0.lock().unwrap().is_empty(), "the hook is silenced: {:?}", timer.stats());
+            assert!(
+                recorder.0.lock().unwrap().is_empty(),
+                "the hook is silenced: {:?}",
+                timer.stats()
+            );
             let hook = std::task::Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
             let registering = {
                 let (driver, hook) = (driver.clone(), hook.clone());
@@ -793,7 +797,10 @@ mod tests {
                 .join()
                 .unwrap()
             };
-            assert!(recorder.0.lock().unwrap().is_empty(), "a registration scanned");
+            assert!(
+                recorder.0.lock().unwrap().is_empty(),
+                "a registration scanned"
+            );
             // The task was told, and runs the scan on the runtime's thread.
             tokio::task::yield_now().await;
             let woken = recorder.0.lock().unwrap().clone();

@@ -323,13 +323,22 @@ fn loom_a_notice_is_never_lost() {
         }
         let woken = wakes(&count) > 0;
         if let std::task::Poll::Ready(why) = notice.poll_rung(&mut cx) {
-            assert!(woken || !seen.is_empty(), "rung after the task waited, not woken");
+            assert!(
+                woken || !seen.is_empty(),
+                "rung after the task waited, not woken"
+            );
             seen.push(why);
         }
         for why in [Reasons::PASS, Reasons::BACKSTOP] {
-            assert!(seen.iter().any(|s| s.contains(why)), "{why:?} lost: {seen:?}");
+            assert!(
+                seen.iter().any(|s| s.contains(why)),
+                "{why:?} lost: {seen:?}"
+            );
         }
-        assert!(notice.poll_rung(&mut cx).is_pending(), "each ring seen once");
+        assert!(
+            notice.poll_rung(&mut cx).is_pending(),
+            "each ring seen once"
+        );
     });
 }
 

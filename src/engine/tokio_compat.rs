@@ -12,8 +12,12 @@
 //! that processes timers, before that processing returns, outside its wheel
 //! lock; the waker may reset and poll a tokio sleep (the hook re-arms the
 //! alarm from inside the call). A reset to a deadline tokio has processed
-//! completes the sleep at once (the hook is not called for it: `arm` sees
-//! the sleep ready instead).
+//! completes the sleep at once, and calls its waker (the hook) from inside
+//! `reset`: the pass lock leaves that call's request to the pass under way,
+//! and `Alarm::arm` never re-arms a boundary it is armed for, so the request
+//! ends in one pass that finds nothing to do. (tokio's alternative timer
+//! queues the reset instead, answers "not yet", and fires it when its
+//! worker parks: `arm` then waits, correctly, a little longer.)
 //!
 //! *If it stops:* a waker called later (queued, as tokio's alternative
 //! timer may) makes wheel sleeps as late as the driver's hook is; a waker
@@ -21,7 +25,7 @@
 //! fire early, and the driver task's backstop (`driver.rs`) fires every due
 //! sleep within two ticks (at least 2 ms) of its boundary even if the hook
 //! is never called. *Tests:* `tokio_wakes_a_timer_synchronously_and_lets_the_waker_reset_it`,
-//! `tokio_reset_to_a_processed_deadline_completes_at_once` (canaries);
+//! `tokio_reset_to_a_processed_deadline_wakes_from_inside_reset` (canaries);
 //! `tests/busy.rs` (on time under load); the backstop's tests in
 //! `driver.rs` (`a_due_sleep_fires_by_the_backstop_when_the_hook_is_never_called`).
 //!
@@ -64,18 +68,23 @@
 //! among them, which retires the alarm) while its time driver still works,
 //! so no pass arms a tokio sleep on a time driver that has shut down.
 //!
-//! *If it stops:* a pass run from a hook during the shutdown could arm the
-//! alarm on a shut-down time driver: tokio then completes the sleep at once
-//! or panics ("the timer is shutdown"), inside that pass. *Tests:*
-//! `a_runtime_drops_its_tasks_before_its_time_driver_shuts_down` (canary),
-//! `tests/shutdown.rs`.
+//! *If it stops* (and on tokio's alternative timer it does: each worker
+//! shuts its timers down, waking them, before the tasks are dropped): a pass
+//! run from the hook during the shutdown arms the alarm on a runtime being
+//! shut down, and tokio's `reset` panics there ("A Tokio 1.x context was
+//! found, but it is being shutdown"). `Alarm::arm` contains that panic and
+//! retires the alarm (the timer then shuts down with its runtime, as it
+//! would anyway); the panic hook prints tokio's message once. *Tests:*
+//! `a_runtime_drops_its_tasks_before_its_time_driver_shuts_down`,
+//! `alt_timer_shuts_its_timers_down_before_the_runtime_drops_its_tasks`
+//! (canaries), `tests/shutdown.rs`, `tests/alt_timer.rs`.
 //!
 //! # 5. The time-driver probe
 //!
 //! *Assumed:* creating a `tokio::time::Sleep` (never polled) inside a
 //! runtime's context panics if, and only if, that runtime was built without
-//! its time driver (`enable_time`, `enable_all`). tokio offers no other way
-//! to ask.
+//! its time driver (`enable_time`, `enable_all`). tokio documents the panic,
+//! though not its message, and offers no other way to ask.
 //!
 //! *If it stops:* a probe that no longer panics would let
 //! [`Builder::build`](crate::Builder::build) accept a runtime without a time
