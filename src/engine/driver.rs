@@ -7,8 +7,9 @@
 //! tasks of the timers it fires (outside the shard locks), publishes the
 //! next busy tick as the driver's target, and arms the driver's one tokio
 //! sleep (its [`Alarm`]) for that tick's boundary. Three parties ask for
-//! work, through one [`PassLock`] that nobody waits on (a request made
-//! while another party runs is run by that party before it lets go):
+//! work, through [`Requests`] (one pass lock that nobody waits on: a
+//! request made while another party runs is run by that party before it
+//! lets go):
 //!
 //! - the **hook**: the alarm's waker. When tokio's time driver fires the
 //!   alarm, the hook runs a pass right there, inside tokio's timer
@@ -44,7 +45,7 @@
 //! 2. `Shared::target`: the earliest `due` the last scan saw, or lower (a
 //!    registration earlier than it lowers it and kicks). `u64::MAX` while a
 //!    scan runs, so that a registration racing the scan always kicks.
-//! 3. `Driver::arm_wanted`: the earliest tick kicked but not yet armed
+//! 3. The arm request (`requests.rs`): the earliest tick kicked but not yet armed
 //!    (`u64::MAX`: none), taken by whoever runs the next request.
 //! 4. The alarm's boundary: the boundary of the tick the last scan found
 //!    (asserted in debug builds as each pass arms it), or earlier once a
@@ -81,16 +82,17 @@
 //! waiting forever.
 
 use std::future::{poll_fn, Future};
-use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+#[cfg(test)]
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
 
 use crate::engine::alarm::{Alarm, Arming};
 use crate::engine::notice::Reasons;
-use crate::engine::pass_lock::PassLock;
+use crate::engine::requests::{Outcome, Party, Requests, Stop, Work};
 use crate::engine::shard::WAKE_BATCH;
 use crate::engine::shared::Kick;
 use crate::engine::state::Inner;
@@ -129,9 +131,11 @@ struct RetireOnExit(Arc<Driver>);
 
 impl Drop for RetireOnExit {
     fn drop(&mut self) {
-        self.0.retire_wanted.store(true, Ordering::SeqCst);
-        self.0
-            .run_requests(Party::Task, &Waker::noop().clone(), false);
+        let hook = Waker::noop().clone();
+        self.0.requests.retire(&Passes {
+            driver: &self.0,
+            hook: &hook,
+        });
     }
 }
 
@@ -142,60 +146,34 @@ struct PassState {
     alarm: Alarm,
 }
 
-/// Why the task ends (`Driver::stop`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-enum Stop {
-    /// Not asked to.
-    Running = 0,
-    /// No handle, nothing registered and no sleep alive.
-    Retire = 1,
-    /// The timer is shut down, or the alarm retired.
-    Off = 2,
-}
-
-impl Stop {
-    fn from_u8(value: u8) -> Stop {
-        match value {
-            0 => Stop::Running,
-            1 => Stop::Retire,
-            _ => Stop::Off,
-        }
-    }
-}
-
 /// What the driver task and the hook share.
 struct Driver {
     inner: Arc<Inner>,
-    pass: PassLock<PassState>,
-    /// A whole pass is wanted (the alarm fired, or the task asks).
-    scan_wanted: AtomicBool,
-    /// The earliest tick a registration asked the alarm to be armed for
-    /// (`u64::MAX`: none).
-    arm_wanted: AtomicU64,
-    /// The task is ending: retire the alarm.
-    retire_wanted: AtomicBool,
-    /// Set (once, from `Running`) by the pass that found the task must end.
-    stop: AtomicU8,
+    /// The parties' requests, and the state a pass works on.
+    requests: Requests<PassState>,
     /// Test-only: the hook does nothing, as if tokio never called it back.
     #[cfg(test)]
     hook_suppressed: AtomicBool,
 }
 
-/// Who asks for work, which decides what it may do on its own thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Party {
-    /// Inside tokio's timer processing.
-    Hook,
-    /// The driver task.
-    Task,
-    /// Inside a user's poll: re-arms only.
-    Registration,
+/// The driver's work on the state behind the pass lock, with the hook to
+/// arm the alarm with.
+struct Passes<'a> {
+    driver: &'a Driver,
+    hook: &'a Waker,
 }
 
-impl Party {
-    fn may_scan(self) -> bool {
-        self != Party::Registration
+impl Work<PassState> for Passes<'_> {
+    fn pass(&self, state: &mut PassState, wake_up: bool) -> Outcome {
+        self.driver.pass(state, self.hook, wake_up)
+    }
+
+    fn arm_for(&self, state: &mut PassState, tick: u64, party: Party) -> Outcome {
+        self.driver.arm_for(state, tick, self.hook, party)
+    }
+
+    fn retire(&self, state: &mut PassState) {
+        state.alarm.retire();
     }
 }
 
@@ -209,21 +187,6 @@ enum Next {
     Nothing { pending: usize },
 }
 
-/// What a pass (or a re-arm) left the driver waiting for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pass {
-    /// The alarm is armed for the next busy tick (or the orphan recheck),
-    /// or left to the backstop (`Arming::Stuck`).
-    Armed,
-    /// Nothing can come due: no alarm.
-    Parked,
-    /// A scan is needed that this party may not run, or that ran out of
-    /// rounds: left to the task.
-    LeftToTask,
-    /// The task must end.
-    Stop(Stop),
-}
-
 impl Driver {
     /// Scans, arms the alarm for the next busy tick, and scans again while
     /// that tick came due meanwhile, up to [`PASS_ROUNDS`] times.
@@ -232,20 +195,20 @@ impl Driver {
     /// fired, or a notice came), rather than the task starting: only
     /// wake-ups, and scans that fire timers, are counted in
     /// `Stats::wakeups` and traced.
-    fn pass(&self, state: &mut PassState, hook: &Waker, mut wake_up: bool) -> Pass {
+    fn pass(&self, state: &mut PassState, hook: &Waker, mut wake_up: bool) -> Outcome {
         let inner = &*self.inner;
         let shared = &inner.shared;
         for _ in 0..PASS_ROUNDS {
             if shared.is_shutdown() {
                 state.alarm.disarm();
-                return Pass::Stop(Stop::Off);
+                return Outcome::Stop(Stop::Off);
             }
             let boundary = match self.scan(&mut state.buffer, wake_up) {
                 Next::Tick(tick) => shared.clock.tick_instant(tick),
                 Next::Nothing { pending: 0 } if shared.is_orphaned() => {
                     if inner.no_sleeps_alive() {
                         state.alarm.disarm();
-                        return Pass::Stop(Stop::Retire);
+                        return Outcome::Stop(Stop::Retire);
                     }
                     Some(shared.now() + ORPHAN_RECHECK)
                 }
@@ -253,79 +216,35 @@ impl Driver {
             };
             let Some(boundary) = boundary else {
                 state.alarm.disarm();
-                return Pass::Parked;
+                return Outcome::Parked;
             };
             match state.alarm.arm(boundary, hook, || shared.now()) {
                 Arming::Waiting | Arming::Stuck => {
                     debug_assert!(state.alarm.wakes_by(boundary), "armed for {boundary:?}");
-                    return Pass::Armed;
+                    return Outcome::Armed;
                 }
                 Arming::Due => wake_up = false, // came due meanwhile: again
-                Arming::Off => return Pass::Stop(Stop::Off),
+                Arming::Off => return Outcome::Stop(Stop::Off),
             }
         }
-        Pass::LeftToTask
+        Outcome::LeftToTask
     }
 
     /// Asks for a whole pass, run here and now, or by the party running
-    /// passes now (see `pass_lock.rs`).
+    /// requests now (see `requests.rs`).
     fn request_pass(&self, party: Party, hook: &Waker, wake_up: bool) {
-        self.scan_wanted.store(true, Ordering::SeqCst);
-        self.run_requests(party, hook, wake_up);
+        let passes = Passes { driver: self, hook };
+        if self.requests.pass(party, &passes, wake_up) {
+            self.inner.shared.nudge();
+        }
     }
 
     /// A registration's kick: asks for the alarm to be armed no later than
     /// `tick`'s boundary. Locks no shard and scans nothing (see the module
     /// docs).
     fn request_arm(&self, tick: u64, hook: &Waker) {
-        self.arm_wanted.fetch_min(tick, Ordering::SeqCst);
-        self.run_requests(Party::Registration, hook, true);
-    }
-
-    /// Runs every request raised so far, and those raised meanwhile, as far
-    /// as `party` may; tells the task about what it may not do.
-    fn run_requests(&self, party: Party, hook: &Waker, mut wake_up: bool) {
-        let mut left_to_task = false;
-        self.pass.request(|state| {
-            if self.retire_wanted.load(Ordering::SeqCst) {
-                state.alarm.retire();
-                self.set_stop(Stop::Off);
-                return ControlFlow::Break(());
-            }
-            if self.stopped() != Stop::Running {
-                return ControlFlow::Break(());
-            }
-            let scan = self.scan_wanted.load(Ordering::SeqCst);
-            let outcome = if scan && party.may_scan() {
-                self.scan_wanted.store(false, Ordering::SeqCst);
-                // The scan below sees every entry kicked so far.
-                self.arm_wanted.store(u64::MAX, Ordering::SeqCst);
-                self.pass(state, hook, wake_up)
-            } else {
-                // A scan asked for by the hook while this registration held
-                // the lock is the task's to run.
-                left_to_task |= scan;
-                match self.arm_wanted.swap(u64::MAX, Ordering::SeqCst) {
-                    u64::MAX => Pass::Armed,
-                    tick => self.arm_for(state, tick, hook, party),
-                }
-            };
-            wake_up = true;
-            match outcome {
-                Pass::Stop(why) => {
-                    self.set_stop(why);
-                    left_to_task = true; // the task ends
-                    ControlFlow::Break(())
-                }
-                Pass::LeftToTask => {
-                    self.scan_wanted.store(true, Ordering::SeqCst);
-                    left_to_task = true;
-                    ControlFlow::Continue(())
-                }
-                Pass::Armed | Pass::Parked => ControlFlow::Continue(()),
-            }
-        });
-        if left_to_task && party != Party::Task {
+        let passes = Passes { driver: self, hook };
+        if self.requests.arm(tick, &passes) {
             self.inner.shared.nudge();
         }
     }
@@ -333,24 +252,24 @@ impl Driver {
     /// Moves the alarm to `tick`'s boundary if it would wake later, without
     /// a scan; if that tick is due already, a whole pass, or, for a
     /// registration, a pass left to the task.
-    fn arm_for(&self, state: &mut PassState, tick: u64, hook: &Waker, party: Party) -> Pass {
+    fn arm_for(&self, state: &mut PassState, tick: u64, hook: &Waker, party: Party) -> Outcome {
         let shared = &self.inner.shared;
         if shared.is_shutdown() {
             state.alarm.disarm();
-            return Pass::Stop(Stop::Off);
+            return Outcome::Stop(Stop::Off);
         }
         let Some(boundary) = shared.clock.tick_instant(tick) else {
-            return Pass::Armed; // no clock reaches it: nothing to arm
+            return Outcome::Armed; // no clock reaches it: nothing to arm
         };
         if state.alarm.wakes_by(boundary) {
-            return Pass::Armed;
+            return Outcome::Armed;
         }
         trace!("driver re-armed", next_tick = tick);
         match state.alarm.arm(boundary, hook, || shared.now()) {
-            Arming::Waiting | Arming::Stuck => Pass::Armed,
+            Arming::Waiting | Arming::Stuck => Outcome::Armed,
             Arming::Due if party.may_scan() => self.pass(state, hook, true),
-            Arming::Due => Pass::LeftToTask,
-            Arming::Off => Pass::Stop(Stop::Off),
+            Arming::Due => Outcome::LeftToTask,
+            Arming::Off => Outcome::Stop(Stop::Off),
         }
     }
 
@@ -402,19 +321,6 @@ impl Driver {
         }
     }
 
-    fn stopped(&self) -> Stop {
-        Stop::from_u8(self.stop.load(Ordering::SeqCst))
-    }
-
-    fn set_stop(&self, why: Stop) {
-        let _ = self.stop.compare_exchange(
-            Stop::Running as u8,
-            why as u8,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
-    }
-
     /// Whether the earliest due tick's boundary is `slack` or more behind
     /// `now`: the hook has not kept the wheel moving.
     fn behind(&self, slack: Duration) -> bool {
@@ -463,14 +369,10 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
     // driver through its kick from now on, however long the task waits.
     let driver = Arc::new(Driver {
         inner: guard.0.clone(),
-        pass: PassLock::new(PassState {
+        requests: Requests::new(PassState {
             buffer: Vec::with_capacity(WAKE_BATCH),
             alarm: Alarm::new(guard.0.runtime.clone()),
         }),
-        scan_wanted: AtomicBool::new(false),
-        arm_wanted: AtomicU64::new(u64::MAX),
-        retire_wanted: AtomicBool::new(false),
-        stop: AtomicU8::new(Stop::Running as u8),
         #[cfg(test)]
         hook_suppressed: AtomicBool::new(false),
     });
@@ -507,7 +409,7 @@ async fn drive(driver: &Driver, hook: &Waker) {
     loop {
         if let Some(wake_up) = pass.take() {
             driver.request_pass(Party::Task, hook, wake_up);
-            if driver.stopped() == Stop::Running && driver.scan_wanted.load(Ordering::SeqCst) {
+            if driver.requests.stopped() == Stop::Running && driver.requests.scan_pending() {
                 // The pass ran out of rounds (ticks kept coming due while it
                 // woke tasks): the rest after the tasks it woke had a turn.
                 tokio::task::yield_now().await;
@@ -515,7 +417,7 @@ async fn drive(driver: &Driver, hook: &Waker) {
                 continue;
             }
         }
-        match driver.stopped() {
+        match driver.requests.stopped() {
             Stop::Running => {}
             Stop::Retire => {
                 debug!("driver stopping: no timer handle or sleep is left");
@@ -789,7 +691,7 @@ mod tests {
                 let (driver, hook) = (driver.clone(), hook.clone());
                 std::thread::spawn(move || {
                     // The hook's request, left while a registration ran...
-                    driver.scan_wanted.store(true, Ordering::SeqCst);
+                    driver.requests.raise_scan();
                     // ...and a kick for a tick that is due already.
                     driver.request_arm(10, &hook);
                     std::thread::current().id()

@@ -43,6 +43,7 @@ pub(crate) mod lateness;
 pub(crate) mod notice;
 pub(crate) mod pass_lock;
 pub(crate) mod prefetch;
+pub(crate) mod requests;
 pub(crate) mod shard;
 pub(crate) mod shared;
 pub(crate) mod state;

@@ -1,0 +1,206 @@
+//! [`Requests`]: what the driver's three parties ask of it, and what each
+//! may run on its own thread.
+//!
+//! The hook (inside tokio's timer processing), a registration (inside a
+//! user's poll) and the driver task each raise a request (a scan, an arm
+//! for a tick, the alarm's retirement) and then offer to run the requests
+//! raised so far, through one [`PassLock`]: whoever holds it runs every
+//! request raised meanwhile before it lets go, and nobody waits for it.
+//! What the runner does depends on who it is:
+//!
+//! - the hook and the task run scans (whole passes) and arms;
+//! - a registration runs arms only. A scan it finds raised, or an arm whose
+//!   tick turns out due, is left raised, and the caller is told to ring the
+//!   driver task, which runs it. So a user's poll never scans.
+//!
+//! A pass that finds the task must end sets [`Stop`] once; from then on no
+//! request runs. A retirement is always run first, by whoever runs next.
+//! The loom models `loom_requests_*` check these rules over every
+//! interleaving, with a stand-in for the work.
+
+use std::ops::ControlFlow;
+use std::sync::atomic::Ordering;
+
+use crate::engine::pass_lock::PassLock;
+use crate::engine::sync::{AtomicBool, AtomicU64, AtomicU8};
+
+/// Who asks, which decides what it may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Party {
+    /// Inside tokio's timer processing.
+    Hook,
+    /// The driver task.
+    Task,
+    /// Inside a user's poll: arms only.
+    Registration,
+}
+
+impl Party {
+    pub(crate) fn may_scan(self) -> bool {
+        self != Party::Registration
+    }
+}
+
+/// Why the driver task ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Stop {
+    /// Not asked to.
+    Running = 0,
+    /// No handle, nothing registered and no sleep alive.
+    Retire = 1,
+    /// The timer is shut down, or the alarm retired.
+    Off = 2,
+}
+
+impl Stop {
+    fn from_u8(value: u8) -> Stop {
+        match value {
+            0 => Stop::Running,
+            1 => Stop::Retire,
+            _ => Stop::Off,
+        }
+    }
+}
+
+/// What a pass or an arm left the driver waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The alarm is armed (or left to the backstop).
+    Armed,
+    /// Nothing can come due: no alarm.
+    Parked,
+    /// A scan this party may not run, or that ran out of rounds: left to
+    /// the task.
+    LeftToTask,
+    /// The task must end.
+    Stop(Stop),
+}
+
+/// The work the requests stand for, on the state behind the lock.
+pub(crate) trait Work<T> {
+    /// A whole pass: scan every busy shard, arm for the next busy tick.
+    fn pass(&self, state: &mut T, wake_up: bool) -> Outcome;
+    /// Arm for `tick` if the alarm would wake later; a tick already due is
+    /// a pass if `party` may scan, else `LeftToTask`.
+    fn arm_for(&self, state: &mut T, tick: u64, party: Party) -> Outcome;
+    /// Retire the alarm for good.
+    fn retire(&self, state: &mut T);
+}
+
+#[derive(Debug)]
+pub(crate) struct Requests<T> {
+    lock: PassLock<T>,
+    /// A whole pass is wanted.
+    scan: AtomicBool,
+    /// The earliest tick a registration asked to be armed for (`u64::MAX`:
+    /// none).
+    arm: AtomicU64,
+    /// The task is ending: retire the alarm.
+    retire: AtomicBool,
+    /// A [`Stop`], set once from `Running`.
+    stop: AtomicU8,
+}
+
+impl<T> Requests<T> {
+    pub(crate) fn new(state: T) -> Self {
+        Requests {
+            lock: PassLock::new(state),
+            scan: AtomicBool::new(false),
+            arm: AtomicU64::new(u64::MAX),
+            retire: AtomicBool::new(false),
+            stop: AtomicU8::new(Stop::Running as u8),
+        }
+    }
+
+    /// Asks for a whole pass. Returns whether the driver task must be told
+    /// (a scan left to it, or it must end).
+    #[must_use = "the driver task must be told when this returns true"]
+    pub(crate) fn pass(&self, party: Party, work: &impl Work<T>, wake_up: bool) -> bool {
+        self.scan.store(true, Ordering::SeqCst);
+        self.run(party, work, wake_up)
+    }
+
+    /// A registration asks for the alarm to be armed no later than `tick`.
+    #[must_use = "the driver task must be told when this returns true"]
+    pub(crate) fn arm(&self, tick: u64, work: &impl Work<T>) -> bool {
+        self.arm.fetch_min(tick, Ordering::SeqCst);
+        self.run(Party::Registration, work, true)
+    }
+
+    /// The task, ending: the alarm is retired here or by the party running
+    /// requests now, before it lets go.
+    pub(crate) fn retire(&self, work: &impl Work<T>) {
+        self.retire.store(true, Ordering::SeqCst);
+        let _ = self.run(Party::Task, work, false);
+    }
+
+    /// Why the task must end, if it must.
+    pub(crate) fn stopped(&self) -> Stop {
+        Stop::from_u8(self.stop.load(Ordering::SeqCst))
+    }
+
+    /// Whether a scan is raised and not yet run (left to the task).
+    pub(crate) fn scan_pending(&self) -> bool {
+        self.scan.load(Ordering::SeqCst)
+    }
+
+    /// Raises a scan without offering to run it, as a hook does when
+    /// another party holds the lock (for the tests).
+    #[cfg(test)]
+    pub(crate) fn raise_scan(&self) {
+        self.scan.store(true, Ordering::SeqCst);
+    }
+
+    fn set_stop(&self, why: Stop) {
+        let _ = self.stop.compare_exchange(
+            Stop::Running as u8,
+            why as u8,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+    }
+
+    /// Runs every request raised so far, and those raised meanwhile, as far
+    /// as `party` may. Returns whether the task must be told.
+    fn run(&self, party: Party, work: &impl Work<T>, mut wake_up: bool) -> bool {
+        let mut tell_task = false;
+        self.lock.request(|state| {
+            if self.retire.load(Ordering::SeqCst) {
+                work.retire(state);
+                self.set_stop(Stop::Off);
+                return ControlFlow::Break(());
+            }
+            if self.stopped() != Stop::Running {
+                return ControlFlow::Break(());
+            }
+            let outcome = if party.may_scan() && self.scan.swap(false, Ordering::SeqCst) {
+                // The scan sees every entry kicked so far.
+                self.arm.store(u64::MAX, Ordering::SeqCst);
+                work.pass(state, wake_up)
+            } else {
+                // A scan raised while a registration runs is the task's.
+                tell_task |= self.scan.load(Ordering::SeqCst);
+                match self.arm.swap(u64::MAX, Ordering::SeqCst) {
+                    u64::MAX => Outcome::Armed,
+                    tick => work.arm_for(state, tick, party),
+                }
+            };
+            wake_up = true;
+            match outcome {
+                Outcome::Stop(why) => {
+                    self.set_stop(why);
+                    tell_task = true; // the task ends
+                    ControlFlow::Break(())
+                }
+                Outcome::LeftToTask => {
+                    self.scan.store(true, Ordering::SeqCst);
+                    tell_task = true;
+                    ControlFlow::Continue(())
+                }
+                Outcome::Armed | Outcome::Parked => ControlFlow::Continue(()),
+            }
+        });
+        tell_task && party != Party::Task
+    }
+}
