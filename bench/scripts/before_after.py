@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 WORKLOADS = ["w1ct", "w1mt", "w2", "w3", "w4", "w6", "w7", "w8", "w8mt", "w9ct", "w9mt", "w11",
-             "w12", "dq1", "dq2", "dq3"]
+             "w12", "w13", "dq1", "dq2", "dq3"]
 # Workloads of tickwheel alone (W11: tickwheel at 4, 16 and 64 shards):
 # no tokio child to run beside them.
 TICKWHEEL_ONLY = ("w11",)
@@ -40,7 +40,7 @@ COMPARED = ("ns_per_op", "cpu_ns_per_op", "cpu_ns_per_op_random", "cpu_s", "byte
             "entry_bytes_per_pending", "bytes_per_item", "register_ns", "register_ns_0",
             "register_ns_1m", "insert_ns", "ns_per_reset", "p50_ms", "p99_ms", "late_p50_ms",
             "late_p99_ms", "early", "timer_bytes", "trickle_cpu_s", "w9_cpu_s", "trickle_early",
-            "w9_early")
+            "w9_early", "reg_p99_us", "reg_p999_us")
 
 
 def build(root, target_dir):

@@ -6,6 +6,13 @@
 //! target directory, so the main build's artifacts stay as they are), and
 //! runs those children with `--alt-timer`. If that build fails, the report
 //! says why and the run goes on without the column.
+//!
+//! On W1's 2-worker runtime and W12's busy runtimes, tickwheel runs there
+//! too ([`applies_to_tickwheel`]): the same child as tickwheel's default
+//! one, on a runtime built with `enable_alt_timer`, so its driver's alarm
+//! (a `tokio::time::Sleep`) is on the alternative timer. Its figures stand
+//! beside tokio's on that timer, to show whether tickwheel's lead holds
+//! there.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,10 +20,21 @@ use std::time::Instant;
 
 use crate::systems::Work;
 
-/// The workloads run on a 2-worker runtime, where the alternative timer
-/// applies.
+/// The workloads run on a multi-thread runtime, where the alternative timer
+/// applies: tokio's figures on it.
 pub fn applies(work: Work) -> bool {
-    matches!(work, Work::W1Mt | Work::W5 | Work::W6 | Work::W7)
+    matches!(
+        work,
+        Work::W1Mt | Work::W5 | Work::W6 | Work::W7 | Work::W12(_) | Work::W13
+    )
+}
+
+/// The workloads where tickwheel runs on a runtime with the alternative
+/// timer as well, beside tokio on it: W1 on 2 workers and W12. (W1's
+/// current-thread half has no alternative timer: tokio offers it on the
+/// multi-thread runtime only.)
+pub fn applies_to_tickwheel(work: Work) -> bool {
+    matches!(work, Work::W1Mt | Work::W12(_))
 }
 
 /// The second build, or why there is none.

@@ -1,17 +1,19 @@
-//! Every workload of the comparison (W1-W12), for tickwheel,
+//! Every workload of the comparison (W1-W13), for tickwheel,
 //! `tokio::time`, tokio's alternative timer (multi-thread workloads) and
 //! `pingora-timeout`, and the delay-queue workloads (DQ1-DQ3, tickwheel's
 //! `DelayQueue` against tokio-util's), in one run: a table of absolute
 //! figures (min / median / max over the repetitions) and ratios of the
 //! medians to `tokio::time`'s (tokio-util's for the delay queues), W8's,
-//! W9's, W11's, W12's and W10's own tables, a MET/MISSED line per target,
-//! and the W1-W7 ratios as a text chart and an SVG chart.
+//! W9's, W11's, W12's, W13's and W10's own tables, a MET/MISSED line per
+//! target, and the W1-W7 ratios as a text chart and an SVG chart.
 //!
 //! ```text
 //! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
 //! cargo run --release -p tickwheel-bench -- --quick # smaller sizes, 2 repetitions: development and CI
 //! cargo run --release -p tickwheel-bench -- --help  # the options (--reps, --alt-timer, --w6-tick-ms, --workloads)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
+//! cargo run --release -p tickwheel-bench -- --quick --workloads w13
+//! cargo run --release -p tickwheel-bench -- --quick --alt-timer --workloads w1mt,w12 # on the alt timer too
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9ct,w9mt,w11
 //! sh bench/scripts/install-wrk.sh                     # wrk, for W10 (Debian package)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 10 minutes
@@ -41,15 +43,21 @@
 //! tokio's alternative timer (`runtime::Builder::enable_alt_timer`) needs
 //! tokio built with `--cfg tokio_unstable`: the parent builds this binary
 //! again with that flag in `target/alt-timer` and runs its children with
-//! `--alt-timer` (skipped under `--quick`, see `alt_timer`). W6 and W8 run
-//! a second time for tickwheel with a 10 ms tick, its default before 1 ms
-//! (`--w6-tick-ms`).
+//! `--alt-timer` (skipped under `--quick` unless asked for, see
+//! `alt_timer`): tokio on it for W1 on 2 workers, W5-W7, W12 and W13, and
+//! tickwheel on a runtime built with it (its driver's alarm, a tokio sleep,
+//! then on that timer) for W1 on 2 workers and W12, beside tokio there. W6
+//! and W8 run a second time for tickwheel with a 10 ms tick, its default
+//! before 1 ms (`--w6-tick-ms`).
 //!
 //! Workloads:
 //!
 //! - W1 `timeout(5 s, f)`, `f` pending once (waking itself) then ready:
 //!   current-thread runtime, and 64 tasks on a 2-worker runtime. `floor` is
-//!   `f` awaited alone. Best of several rounds, ns per operation.
+//!   `f` awaited alone. Best of several rounds, ns per operation. With the
+//!   alternative timer, the 2-worker half runs again for tickwheel and tokio
+//!   on a runtime built with it (the current-thread half cannot: tokio
+//!   offers it on the multi-thread runtime only).
 //! - W2 create a 5 s sleep, poll it once, drop it. `floor` polls a boxed
 //!   16-byte ready future instead. tickwheel runs it twice: through a held
 //!   `Timer` handle (`timer.sleep`), and as `ambient` through
@@ -117,7 +125,20 @@
 //!   p90 / p99 / max of the sleeps (the `.await`'s return less
 //!   `Instant::now() + d` at creation), sleeps and early ones, and for
 //!   tickwheel its driver's wake-ups per busy tick (a tick of the timer in
-//!   which some sleep's deadline fell); see `busy`.
+//!   which some sleep's deadline fell); see `busy`. With the alternative
+//!   timer, tickwheel and tokio each run it again on a runtime built with
+//!   it.
+//! - W13 registrations during a burst: on a 2-worker runtime, 100,000
+//!   tasks (20,000 with `--quick`) each await a sleep until one common
+//!   instant (1 s after the first spawn, 0.3 s with `--quick`); from just
+//!   before it until the last task has finished, a thread of its own (not a
+//!   worker, in the runtime's context) makes a 1-3 ms sleep, polls it once
+//!   and drops it, over and over (`tickwheel::time::sleep` on the runtime's
+//!   default timer, or `tokio::time::sleep`). Per system: registrations
+//!   (creation and first poll, timed together) measured in the burst, their
+//!   p50 / p99 / p99.9 / max, how many saw the thread block or be
+//!   preempted, the drops' p99.9 / max, the burst's length, sleeps early;
+//!   see `registrations`.
 //! - W10 an HTTP service under a real load generator (issue "Speed 4"): a
 //!   hyper 1.x HTTP/1 server with keep-alive on a loopback port (the child)
 //!   driven by `wrk -t2 -c<32|1000> -d10s --latency` (2 s with `--quick`),
@@ -149,9 +170,9 @@
 //! Files: `options` (the command line), `systems` (who and what is measured,
 //! at which sizes), `runs` (the children of one repetition, and running
 //! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads`, `resets`, `trickle`, `task_sleeps`, `shards`, `busy` and
-//! `http` (W1 to W12, run in a child), `wrk` (the load generator's command
-//! line and report),
+//! `workloads`, `resets`, `trickle`, `task_sleeps`, `shards`, `busy`,
+//! `registrations` and `http` (W1 to W13, run in a child), `wrk` (the load
+//! generator's command line and report),
 //! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
 //! `measure` (the counting allocator, CPU time and context switches),
 //! `results` (figures by repetition, min / median / max), `report` (the
@@ -167,6 +188,7 @@ mod delay_queue;
 mod http;
 mod measure;
 mod options;
+mod registrations;
 mod report;
 mod resets;
 mod results;

@@ -6,7 +6,7 @@ pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
                [--workloads LIST]
        compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|w11-4|w11-16|w11-64|
-                        w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|
+                        w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|w13|
                         w10-base-1x32|w10-base-1x1000|w10-base-2x32|w10-base-2x1000|
                         w10-outlive-2x1000|w10-heavy-2x1000|dq1|dq2|dq3>
                        <floor|tickwheel|ambient|tokio|pingora>
@@ -14,22 +14,24 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
 
   --quick          smaller sizes and 2 repetitions: a smoke run (development, CI)
   --reps N         child processes per workload and system (default 5, 2 with --quick)
-  --alt-timer      measure tokio's alternative timer too (default without --quick);
-                   it needs a second build, with --cfg tokio_unstable, in target/alt-timer
+  --alt-timer      measure tokio's alternative timer too (default without --quick),
+                   and tickwheel on a runtime with it (W1 on 2 workers, W12); it
+                   needs a second build, with --cfg tokio_unstable, in target/alt-timer
   --no-alt-timer   do not (default with --quick)
   --w6-tick-ms N   the tick of W6's and W8's second tickwheel run, for comparison
                    with the default 1 ms tick (default 10, the default before 1 ms)
   --workloads LIST only these workloads, comma-separated: names as for --child,
                    or a family (w11: its three shard counts; w12: its four
                    configurations; w10: its six, w10-base the four baseline
-                   ones), e.g. w8,w8mt,w9ct,w9mt,w11,w12; the targets of the
+                   ones), e.g. w8,w8mt,w9ct,w9mt,w11,w12,w13; the targets of the
                    others say NO DATA. W10 (an HTTP service under wrk) needs wrk
                    (bench/scripts/install-wrk.sh) and runs under --quick only when
                    named here
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
-  its alternative timer (only in a --cfg tokio_unstable build).";
+  its alternative timer, for either system (only in a --cfg tokio_unstable
+  build).";
 
 /// The tick of W6's and W8's second tickwheel run unless `--w6-tick-ms` says
 /// otherwise: tickwheel's default before it became 1 ms, so the report shows
@@ -216,6 +218,9 @@ mod tests {
             o.workloads.unwrap(),
             [Work::W8, Work::W10(Http::HEAVY_2X1000)]
         );
+        // W13 by name, after W12 in run order.
+        let o = parse(&args("--workloads w13,w12-1x100")).unwrap();
+        assert_eq!(o.workloads.unwrap(), [Work::W12(Busy::W1T100), Work::W13]);
         assert!(parse(&args("--workloads w12,w99")).is_err());
         assert!(parse(&args("--workloads")).is_err());
     }
@@ -257,6 +262,16 @@ mod tests {
             (child.work, child.sys),
             (Work::W11(crate::systems::Shards::S16), Sys::Tickwheel)
         );
+        let child = parse(&args("--child w13 tokio --quick"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert_eq!((child.work, child.sys), (Work::W13, Sys::Tokio));
+        let child = parse(&args("--child w12-2x100 tickwheel --alt-timer"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert!(child.alt_timer);
         let child = parse(&args("--child w9mt floor")).unwrap().child.unwrap();
         assert_eq!((child.work, child.sys), (Work::W9Mt, Sys::Floor));
         assert!(parse(&args("--child w11 tickwheel")).is_err());

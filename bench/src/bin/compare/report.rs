@@ -1,11 +1,11 @@
 //! The parent's report: the table of figures (min / median / max over the
 //! repetitions) with the ratios of the medians to `tokio::time`'s, the W1
-//! 2-worker figures per repetition, W8's, W9's, W11's and W12's tables, and
-//! the targets.
+//! 2-worker figures per repetition, W8's, W9's, W11's, W12's and W13's
+//! tables, and the targets.
 
 use std::fmt::Write as _;
 
-use crate::results::{paired, Results, Spread};
+use crate::results::{paired, PerRep, Results, Spread};
 use crate::runs::{Run, Variant};
 use crate::systems::{Busy, Http, Shards, Sys, Work};
 use crate::targets::{self, Target};
@@ -157,6 +157,19 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
         )
         .charted()
         .target(targets::W1_MT_MAX),
+        // tickwheel's column: the same W1 with tickwheel on a runtime with
+        // tokio's alternative timer (its driver's alarm on that timer), to
+        // set beside tokio's alternative timer; the others repeat their W1.
+        row(
+            "W1 64 tasks on 2 workers, tickwheel on an alt-timer runtime",
+            "W1 mt alt",
+            "ns/op",
+            1,
+            &|sys, variant| match sys {
+                Sys::Tickwheel => r.spread(Work::W1Mt, sys, Variant::AltTimer, "ns_per_op"),
+                _ => r.spread(Work::W1Mt, sys, variant, "ns_per_op"),
+            },
+        ),
         row(
             "W2 create+register+drop overhead",
             "W2",
@@ -288,6 +301,21 @@ pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
         )
         .charted()
         .target(targets::W7_MAX),
+        row(
+            "W13 registration during a burst of wake-ups, p99.9",
+            "W13 p99.9",
+            "us",
+            2,
+            &get(Work::W13, "reg_p999_us"),
+        )
+        .target(targets::W13_P999_MAX),
+        row(
+            "W13 registration during a burst of wake-ups, max",
+            "W13 max",
+            "us",
+            1,
+            &get(Work::W13, "reg_max_us"),
+        ),
     ]);
     rows
 }
@@ -360,6 +388,14 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
         tickwheel::Builder::DEFAULT_TICK.as_millis(),
         notes.w6_tick_ms
     );
+    let _ = writeln!(
+        s,
+        "W1 on an alt-timer runtime: tickwheel's column is W1 on 2 workers with tickwheel on a \
+         runtime built with tokio's alternative timer (its driver's alarm on that timer); the \
+         other columns repeat their W1, so tickwheel / tokio alt compares the two on that \
+         timer. W13: registrations on a thread of their own while 100k sleeps (20k with \
+         --quick) due at one instant fire (see its table)."
+    );
     let _ = writeln!(s, "tokio alt timer: {}", notes.alt_timer);
     for (sys, variant) in [
         (Sys::Tickwheel, Variant::Plain),
@@ -394,6 +430,7 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
     s.push_str(&w9_table(r));
     s.push_str(&w11_table(r));
     s.push_str(&w12_table(r));
+    s.push_str(&w13_table(r));
     s.push_str(&w10_table(r, notes.w10));
     s.push_str(&targets::table(targets));
     s
@@ -401,27 +438,38 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
 
 /// W1 on 2 workers, repetition by repetition: ns/op, with the CPUs the
 /// process kept busy and the CPUs its runnable threads waited for (other
-/// work on the machine), so a slow repetition shows whether it lost a core.
+/// work on the machine), so a slow repetition shows whether it lost a core;
+/// the table's columns, then tickwheel on an alt-timer runtime.
 fn w1_mt_per_rep(r: &Results) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "\nW1 64 tasks on 2 workers, per repetition: ns/op (CPUs busy, CPUs waited for)\n"
     );
+    let tickwheel_alt = (Sys::Tickwheel, Variant::AltTimer);
+    let sources: Vec<(Sys, Variant)> = Column::ALL
+        .iter()
+        .map(|c| c.source())
+        .chain([tickwheel_alt])
+        .collect();
     let headers: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
-    let _ = writeln!(s, "| rep | {} | tickwheel / tokio |", headers.join(" | "));
-    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|");
-    let figure = |column: Column, key| {
-        let (sys, variant) = column.source();
-        r.per_rep(Work::W1Mt, sys, variant, key)
-    };
-    let tw = figure(Column::Tickwheel, "ns_per_op");
-    let tokio = figure(Column::Tokio, "ns_per_op");
+    let _ = writeln!(
+        s,
+        "| rep | {} | tickwheel on alt timer | tickwheel / tokio | \
+         tickwheel / tokio alt (both on alt timer) |",
+        headers.join(" | ")
+    );
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let figure = |(sys, variant): (Sys, Variant), key| r.per_rep(Work::W1Mt, sys, variant, key);
+    let tw = figure(Column::Tickwheel.source(), "ns_per_op");
+    let tokio = figure(Column::Tokio.source(), "ns_per_op");
+    let tw_alt = figure(tickwheel_alt, "ns_per_op");
+    let tokio_alt = figure(Column::TokioAlt.source(), "ns_per_op");
     for rep in 0..r.reps {
-        let cells: Vec<String> = Column::ALL
+        let cells: Vec<String> = sources
             .iter()
-            .map(|&c| {
-                let at = |key| figure(c, key).get(&rep).copied();
+            .map(|&source| {
+                let at = |key| figure(source, key).get(&rep).copied();
                 match at("ns_per_op") {
                     None => "-".to_string(),
                     Some(ns) => format!(
@@ -432,12 +480,14 @@ fn w1_mt_per_rep(r: &Results) -> String {
                 }
             })
             .collect();
+        let at = |figures: &PerRep| figures.get(&rep).copied();
         let _ = writeln!(
             s,
-            "| {} | {} | {} |",
+            "| {} | {} | {} | {} |",
             rep + 1,
             cells.join(" | "),
-            fmt_opt(ratio(tw.get(&rep).copied(), tokio.get(&rep).copied()), 2)
+            fmt_opt(ratio(at(&tw), at(&tokio)), 2),
+            fmt_opt(ratio(at(&tw_alt), at(&tokio_alt)), 2)
         );
     }
     let ratios: Vec<f64> = paired(&tw, &tokio)
@@ -448,6 +498,17 @@ fn w1_mt_per_rep(r: &Results) -> String {
         let _ = writeln!(
             s,
             "\ntickwheel / tokio per repetition: {}",
+            fmt_spread(Some(spread), 2)
+        );
+    }
+    let alt_ratios: Vec<f64> = paired(&tw_alt, &tokio_alt)
+        .into_iter()
+        .map(|(_, t, k)| t / k)
+        .collect();
+    if let Some(spread) = Spread::of(alt_ratios) {
+        let _ = writeln!(
+            s,
+            "tickwheel / tokio alt per repetition, both on tokio's alternative timer: {}",
             fmt_spread(Some(spread), 2)
         );
     }
@@ -654,7 +715,9 @@ fn w12_table(r: &Results) -> String {
          default timer); lateness: the return of the sleep's .await less the deadline asked \
          for (Instant::now() + d at its creation); early: returned before it. Busy tick: a \
          tick of the timer holding some sleep's deadline; wake-ups: tickwheel's \
-         Stats::wakeups.\n"
+         Stats::wakeups. Where tokio's alternative timer was measured, its rows follow: \
+         tickwheel on a runtime built with it (its driver's alarm on that timer) and tokio \
+         on it, tickwheel's ratios there to tokio alt's.\n"
     );
     let _ = writeln!(
         s,
@@ -666,20 +729,26 @@ fn w12_table(r: &Results) -> String {
         s,
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
+    let alt = Variant::AltTimer;
     for busy in Busy::ALL {
         let work = Work::W12(busy);
-        for sys in [Sys::Tickwheel, Sys::Tokio] {
-            let figure = |sys, key| r.spread(work, sys, Variant::Plain, key);
-            let to_tokio = |key| tickwheel_to_tokio(r, work, sys, key);
+        for (sys, variant, label) in [
+            (Sys::Tickwheel, Variant::Plain, "tickwheel"),
+            (Sys::Tokio, Variant::Plain, "tokio::time"),
+            (Sys::Tickwheel, alt, "tickwheel, alt-timer runtime"),
+            (Sys::Tokio, alt, "tokio alt timer"),
+        ] {
+            // The alternative timer's rows only where it was measured.
+            if variant == alt && r.per_rep(work, sys, variant, "sleeps").is_empty() {
+                continue;
+            }
+            let figure = |sys, key| r.spread(work, sys, variant, key);
+            let to_tokio = |key| tickwheel_to_tokio_on(r, work, sys, variant, key);
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 busy.label(),
-                if sys == Sys::Tokio {
-                    "tokio::time"
-                } else {
-                    "tickwheel"
-                },
+                label,
                 fmt_spread(figure(sys, "sleeps"), 0),
                 fmt_spread(figure(sys, "late_p50_ms"), 2),
                 fmt_spread(figure(sys, "late_p90_ms"), 2),
@@ -773,12 +842,104 @@ fn w10_table(r: &Results, skipped: Option<&str>) -> String {
 /// The row's cell for tickwheel's median `key` over tokio's, in a table with
 /// a row per system: "-" on tokio's own row.
 fn tickwheel_to_tokio(r: &Results, work: Work, sys: Sys, key: &str) -> String {
+    tickwheel_to_tokio_on(r, work, sys, Variant::Plain, key)
+}
+
+/// [`tickwheel_to_tokio`] for both systems as `variant` (on tokio's
+/// alternative timer: tickwheel on an alt-timer runtime over tokio alt).
+fn tickwheel_to_tokio_on(r: &Results, work: Work, sys: Sys, variant: Variant, key: &str) -> String {
     if sys == Sys::Tokio {
         return "-".to_string();
     }
-    let m = |sys| {
-        r.spread(work, sys, Variant::Plain, key)
-            .map(|s: Spread| s.median)
-    };
+    let m = |sys| r.spread(work, sys, variant, key).map(|s: Spread| s.median);
     fmt_opt(ratio(m(Sys::Tickwheel), m(Sys::Tokio)), 2)
+}
+
+/// W13, registrations during a burst: per system (tokio's alternative timer
+/// where it was measured), each figure min / median / max over the
+/// repetitions.
+fn w13_table(r: &Results) -> String {
+    let mut s = String::new();
+    let work = Work::W13;
+    let size = |key| {
+        [Sys::Tokio, Sys::Tickwheel]
+            .into_iter()
+            .find_map(|sys| r.get(work, sys, key))
+    };
+    let _ = writeln!(
+        s,
+        "\nW13 registrations during a burst: {} tasks on 2 workers, each awaiting a sleep until \
+         one instant {} ms after the first spawn; once all have registered, a thread of its \
+         own (not a worker, in the runtime's context) makes a sleep of 1-3 ms, polls it once \
+         and drops it, over and over, until the last task has finished (tickwheel::time or \
+         tokio::time, the runtime's default timer). Registration: the sleep's creation and \
+         first poll, timed together; drop: the drop, timed alone; both over the probes that \
+         started in the burst (at or after the common instant). Blocked / preempted: probes \
+         (registration and drop) during which the prober's thread made a voluntary context \
+         switch (it waited, for a lock for instance) / an involuntary one (the kernel ran \
+         another thread on its CPU); max unswitched: the longest registration with neither. \
+         Burst: the common instant to the last task's end; early: sleeps returned before the \
+         common instant.\n",
+        fmt_opt(size("tasks"), 0),
+        fmt_opt(size("lead_ms"), 0),
+    );
+    let _ = writeln!(
+        s,
+        "| system | registrations in the burst | p50 us | p99 us | p99.9 us | max us | \
+         p99.9 / tokio | max unswitched us | blocked | preempted | drop p99.9 us | \
+         drop max us | burst ms | early |"
+    );
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for (sys, variant, label) in [
+        (Sys::Tickwheel, Variant::Plain, "tickwheel"),
+        (Sys::Tokio, Variant::Plain, "tokio::time"),
+        (Sys::Tokio, Variant::AltTimer, "tokio alt timer"),
+    ] {
+        if variant == Variant::AltTimer && r.per_rep(work, sys, variant, "tasks").is_empty() {
+            continue;
+        }
+        let figure = |key| r.spread(work, sys, variant, key);
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            fmt_spread(figure("registrations"), 0),
+            fmt_spread(figure("reg_p50_us"), 2),
+            fmt_spread(figure("reg_p99_us"), 2),
+            fmt_spread(figure("reg_p999_us"), 2),
+            fmt_spread(figure("reg_max_us"), 1),
+            tickwheel_to_tokio(r, work, sys, "reg_p999_us"),
+            fmt_spread(figure("reg_max_unswitched_us"), 1),
+            fmt_spread(figure("probes_blocked"), 0),
+            fmt_spread(figure("probes_preempted"), 0),
+            fmt_spread(figure("drop_p999_us"), 2),
+            fmt_spread(figure("drop_max_us"), 1),
+            fmt_spread(figure("burst_ms"), 1),
+            fmt_spread(figure("early"), 0),
+        );
+    }
+    for (sys, variant) in [
+        (Sys::Tickwheel, Variant::Plain),
+        (Sys::Tokio, Variant::Plain),
+        (Sys::Tokio, Variant::AltTimer),
+    ] {
+        let late = r.per_rep(work, sys, variant, "registered_before_deadline");
+        let reps: Vec<String> = late
+            .iter()
+            .filter(|&(_, &v)| v == 0.0)
+            .map(|(rep, _)| (rep + 1).to_string())
+            .collect();
+        if !reps.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nW13 warning: {}'s tasks were still registering at the common instant in \
+                 repetition(s) {}: the burst began before the prober did.",
+                Run { work, sys, variant }.label(),
+                reps.join(", ")
+            );
+        }
+    }
+    s
 }

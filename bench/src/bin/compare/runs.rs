@@ -18,8 +18,10 @@ pub enum Variant {
     /// tickwheel with a tick of this many ms instead of its default (W6,
     /// W8).
     TickMs(u32),
-    /// tokio's alternative timer, in the `--cfg tokio_unstable` build
-    /// (multi-thread workloads).
+    /// A runtime with tokio's alternative timer, in the
+    /// `--cfg tokio_unstable` build (multi-thread workloads): tokio's timer
+    /// itself, or tickwheel's driver with its alarm on it (W1 on 2 workers,
+    /// W12).
     AltTimer,
 }
 
@@ -77,8 +79,9 @@ pub struct Plan {
 }
 
 /// The runs of one repetition of `work`, in order: its systems, with
-/// tickwheel's W6 and W8 at the second tick right after tickwheel and
-/// tokio's alternative timer right after tokio.
+/// tickwheel's W6 and W8 at the second tick right after tickwheel, and the
+/// runs on tokio's alternative timer right after the system's own
+/// (tickwheel's for W1 on 2 workers and W12, tokio's wherever it applies).
 pub fn runs_of(work: Work, plan: &Plan) -> Vec<Run> {
     let mut runs = Vec::new();
     for &sys in work.systems() {
@@ -89,7 +92,12 @@ pub fn runs_of(work: Work, plan: &Plan) -> Vec<Run> {
                 ..Run::plain(work, sys)
             });
         }
-        if plan.alt_timer && sys == Sys::Tokio && alt_timer::applies(work) {
+        let alt = match sys {
+            Sys::Tokio => alt_timer::applies(work),
+            Sys::Tickwheel => alt_timer::applies_to_tickwheel(work),
+            _ => false,
+        };
+        if plan.alt_timer && alt {
             runs.push(Run {
                 variant: Variant::AltTimer,
                 ..Run::plain(work, sys)
@@ -165,7 +173,24 @@ mod tests {
         );
         assert_eq!(
             labels(Work::W1Mt, true),
-            ["floor", "tickwheel", "tokio", "tokio alt-timer", "pingora"]
+            [
+                "floor",
+                "tickwheel",
+                "tickwheel alt-timer",
+                "tokio",
+                "tokio alt-timer",
+                "pingora"
+            ]
+        );
+        // Without the alternative-timer build, neither alt-timer run.
+        assert_eq!(
+            labels(Work::W1Mt, false),
+            ["floor", "tickwheel", "tokio", "pingora"]
+        );
+        // W5-W7: tokio's alternative timer only.
+        assert_eq!(
+            labels(Work::W7, true),
+            ["tickwheel", "tokio", "tokio alt-timer"]
         );
         assert_eq!(
             labels(Work::W6, false),
@@ -177,12 +202,29 @@ mod tests {
             labels(Work::W8, true),
             ["tickwheel", "tickwheel tick 10 ms", "tokio"]
         );
-        // W8 on 2 workers and W12, the busy runtime: tickwheel's default
-        // timer against tokio's, nothing else.
+        // W8 on 2 workers: tickwheel's default timer against tokio's,
+        // nothing else. W12, the busy runtime: both on tokio's alternative
+        // timer too.
         assert_eq!(labels(Work::W8Mt, true), ["tickwheel", "tokio"]);
         for busy in crate::systems::Busy::ALL {
-            assert_eq!(labels(Work::W12(busy), true), ["tickwheel", "tokio"]);
+            assert_eq!(
+                labels(Work::W12(busy), true),
+                [
+                    "tickwheel",
+                    "tickwheel alt-timer",
+                    "tokio",
+                    "tokio alt-timer"
+                ]
+            );
+            assert_eq!(labels(Work::W12(busy), false), ["tickwheel", "tokio"]);
         }
+        // W13, registrations during a burst: tokio's alternative timer
+        // beside tokio's.
+        assert_eq!(
+            labels(Work::W13, true),
+            ["tickwheel", "tokio", "tokio alt-timer"]
+        );
+        assert_eq!(labels(Work::W13, false), ["tickwheel", "tokio"]);
         // W9, a task per sleep: the floor, tickwheel's default timer and
         // tokio's, on both runtimes (no alternative timer, as W8 on 2
         // workers); W11: tickwheel alone at each shard count.

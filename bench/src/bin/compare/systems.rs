@@ -71,6 +71,9 @@ pub enum Work {
     /// Sleeps of tasks on a runtime kept busy (`busy.rs`), in one of its
     /// configurations.
     W12(Busy),
+    /// Registrations on another thread while 100,000 sleeps due at one
+    /// instant fire (`registrations.rs`).
+    W13,
     /// An HTTP service under `wrk` (`http.rs`), in one of its
     /// configurations.
     W10(Http),
@@ -82,7 +85,7 @@ pub enum Work {
 }
 
 impl Work {
-    pub const ALL: [Work; 28] = [
+    pub const ALL: [Work; 29] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -102,6 +105,7 @@ impl Work {
         Work::W12(Busy::W1T1000),
         Work::W12(Busy::W2T100),
         Work::W12(Busy::W2T1000),
+        Work::W13,
         Work::W10(Http::BASE_1X32),
         Work::W10(Http::BASE_1X1000),
         Work::W10(Http::BASE_2X32),
@@ -129,6 +133,7 @@ impl Work {
             Work::W9Mt => "w9mt",
             Work::W11(shards) => shards.name(),
             Work::W12(busy) => busy.name(),
+            Work::W13 => "w13",
             Work::W10(http) => http.name(),
             Work::Dq1 => "dq1",
             Work::Dq2 => "dq2",
@@ -164,7 +169,7 @@ impl Work {
         match self {
             Work::W1Ct | Work::W1Mt => &Sys::FLOOR_AND_TIMERS,
             Work::W2 => &Sys::ALL,
-            Work::W7 | Work::W8 | Work::W8Mt | Work::W12(_) | Work::W10(_) => {
+            Work::W7 | Work::W8 | Work::W8Mt | Work::W12(_) | Work::W13 | Work::W10(_) => {
                 &[Sys::Tickwheel, Sys::Tokio]
             }
             Work::W9Ct | Work::W9Mt => &[Sys::Floor, Sys::Tickwheel, Sys::Tokio],
@@ -383,6 +388,11 @@ pub struct Sizes {
     pub w11_idle: Duration,
     /// How long wrk drives each W10 child.
     pub http: Duration,
+    /// W13's tasks, each awaiting a sleep until one common instant, and
+    /// how far ahead of the first spawn that instant is (time enough to
+    /// spawn and register them all).
+    pub w13_tasks: usize,
+    pub w13_lead: Duration,
     /// Child processes per (workload, system), unless `--reps` says otherwise.
     pub reps: usize,
 }
@@ -404,6 +414,11 @@ pub const FULL: Sizes = Sizes {
     w11_idle: Duration::from_secs(1),
     // 12 W10 children of 10 s per repetition: about 2 minutes each.
     http: Duration::from_secs(10),
+    w13_tasks: 100_000,
+    // Spawning 100,000 tasks and registering their sleeps took up to 250
+    // ms on 2 loaded cores (tokio's, all due at one instant); the probes
+    // begin just before the instant whatever the lead.
+    w13_lead: Duration::from_secs(1),
     reps: 5,
 };
 
@@ -427,6 +442,8 @@ pub const QUICK: Sizes = Sizes {
     w11_idle: Duration::from_millis(300),
     // W10 runs under --quick only when named in --workloads.
     http: Duration::from_secs(2),
+    w13_tasks: 20_000,
+    w13_lead: Duration::from_millis(300),
     reps: 2,
 };
 

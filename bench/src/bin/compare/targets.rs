@@ -7,8 +7,12 @@
 //! must hold in every repetition (tickwheel's figure of repetition k against
 //! tokio's of repetition k); "0 early" and "0 wake-ups" must hold in every
 //! repetition. W6 and W8 at the second tick (`--w6-tick-ms`) have a row
-//! each for comparison, not judged. The delay queues' targets, judged the
-//! same way, are in `delay_queue` beside their table.
+//! each for comparison, not judged, and so do W1 on 2 workers and W12 with
+//! tickwheel on a runtime with tokio's alternative timer, against tokio on
+//! that timer (the same rule, whether it holds shown, not judged). W13,
+//! registrations during a burst of 100,000 wake-ups, asks tickwheel's p99.9
+//! to be at most tokio's. The delay queues' targets, judged the same way,
+//! are in `delay_queue` beside their table.
 
 use std::fmt::Write as _;
 
@@ -49,6 +53,9 @@ pub const W11_CPU_MAX: f64 = 1.1;
 pub const W10_CPU_MAX: f64 = 1.0;
 pub const W10_P99_MAX: f64 = 1.0;
 pub const W10_HEAVY_CPU_MAX: f64 = 0.95;
+/// W13: the p99.9 of a registration's latency in the burst against
+/// tokio's (medians), at most.
+pub const W13_P999_MAX: f64 = 1.0;
 /// W8's CPU seconds are shown to 0.1 ms: a `--quick` run takes about 15 ms.
 pub const W8_CPU_DIGITS: usize = 4;
 
@@ -165,6 +172,7 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
             alt_note(alt, 1),
         ),
     });
+    out.push(w1_mt_on_alt_timer(r));
 
     for (name, work, max) in [
         ("W1 current-thread overhead", Work::W1Ct, W1_CT_MAX),
@@ -309,6 +317,10 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     for busy in Busy::ALL {
         out.push(busy_runtime(r, busy));
     }
+    for busy in Busy::ALL {
+        out.push(busy_runtime_on_alt_timer(r, busy));
+    }
+    out.push(registrations_in_burst(r));
     for http in Http::ALL {
         out.push(http_service(r, http));
     }
@@ -615,8 +627,46 @@ fn trickle_lateness(r: &Results, work: Work) -> Target {
 /// driver's median wake-ups per busy tick at least `W12_WAKEUPS_MIN`, and
 /// no sleep early in any repetition.
 fn busy_runtime(r: &Results, busy: Busy) -> Target {
-    let (work, plain) = (Work::W12(busy), Variant::Plain);
-    let figure = |sys, key| r.spread(work, sys, plain, key);
+    busy_runtime_as(r, busy, Variant::Plain)
+}
+
+/// W12 in configuration `busy` with both systems on a runtime with tokio's
+/// alternative timer: [`busy_runtime`]'s rule, whether it holds shown, not
+/// judged.
+fn busy_runtime_on_alt_timer(r: &Results, busy: Busy) -> Target {
+    let mut target = busy_runtime_as(r, busy, Variant::AltTimer);
+    target.name = format!("W12 busy runtime, {}, alt timer", busy.label());
+    shown_not_judged(&mut target, "tokio alt's");
+    target
+}
+
+/// A target's rule applied to the alternative timer: shown with whether it
+/// holds (against `reference`, the figures it was compared with), not
+/// judged.
+fn shown_not_judged(target: &mut Target, reference: &str) {
+    let holds = match target.met {
+        Some(true) => "holds",
+        Some(false) => "does not hold",
+        None => "no figures (the alt-timer build runs without --quick, or with --alt-timer)",
+    };
+    target.rule = format!(
+        "not judged: tickwheel on a runtime with tokio's alternative timer, the rule against \
+         {reference}: {}",
+        target.rule
+    );
+    target.detail = format!("{holds}; {}", target.detail);
+    target.judged = false;
+}
+
+/// [`busy_runtime`] with both systems as `variant`.
+fn busy_runtime_as(r: &Results, busy: Busy, variant: Variant) -> Target {
+    let work = Work::W12(busy);
+    let figure = |sys, key| r.spread(work, sys, variant, key);
+    let tokio = if variant == Variant::AltTimer {
+        "tokio alt"
+    } else {
+        "tokio"
+    };
     let (p50, tokio_p50) = (
         figure(Sys::Tickwheel, "late_p50_ms"),
         figure(Sys::Tokio, "late_p50_ms"),
@@ -626,7 +676,7 @@ fn busy_runtime(r: &Results, busy: Busy) -> Target {
         figure(Sys::Tokio, "late_p99_ms"),
     );
     let wakeups = figure(Sys::Tickwheel, "wakeups_per_busy_tick");
-    let early = r.per_rep(work, Sys::Tickwheel, plain, "early");
+    let early = r.per_rep(work, Sys::Tickwheel, variant, "early");
     let x50 = ratio(median(p50), median(tokio_p50));
     let x99 = ratio(median(p99), median(tokio_p99));
     Target {
@@ -643,7 +693,7 @@ fn busy_runtime(r: &Results, busy: Busy) -> Target {
         ]),
         judged: true,
         detail: format!(
-            "p50 {} ms, tokio {} ms: {}x; p99 {} ms, tokio {} ms: {}x; \
+            "p50 {} ms, {tokio} {} ms: {}x; p99 {} ms, {tokio} {} ms: {}x; \
              {} wake-ups per busy tick; early {}",
             fmt_spread(p50, 2),
             fmt_spread(tokio_p50, 2),
@@ -653,6 +703,84 @@ fn busy_runtime(r: &Results, busy: Busy) -> Target {
             fmt_opt(x99, 2),
             fmt_spread(wakeups, 2),
             fmt_spread(Spread::of(early.values().copied()), 0),
+        ),
+    }
+}
+
+/// W1 on 2 workers with both systems on a runtime with tokio's alternative
+/// timer: W1's rule against tokio's (every repetition), whether it holds
+/// shown, not judged (pingora, which runs its own clock thread whatever the
+/// runtime, is left to the judged row).
+fn w1_mt_on_alt_timer(r: &Results) -> Target {
+    let alt = Variant::AltTimer;
+    let t = r.per_rep(Work::W1Mt, Sys::Tickwheel, alt, "ns_per_op");
+    let k = r.per_rep(Work::W1Mt, Sys::Tokio, alt, "ns_per_op");
+    let ratios: PerRep = paired(&t, &k)
+        .into_iter()
+        .map(|(rep, t, k)| (rep, t / k))
+        .collect();
+    let mut target = Target {
+        name: "W1 64 tasks / 2 workers, alt timer".into(),
+        rule: format!("<= {W1_MT_MAX} x in every repetition"),
+        met: every_rep(&ratios, r.reps, |x| x <= W1_MT_MAX),
+        judged: true,
+        detail: format!(
+            "tickwheel / tokio alt by repetition: {}; tickwheel {} ns, tokio alt {} ns",
+            ratios
+                .values()
+                .map(|x| format!("{x:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            fmt_spread(Spread::of(t.values().copied()), 1),
+            fmt_spread(Spread::of(k.values().copied()), 1),
+        ),
+    };
+    shown_not_judged(&mut target, "tokio alt's");
+    target
+}
+
+/// W13: tickwheel's median p99.9 of a registration's latency in the burst
+/// at most `W13_P999_MAX` x tokio's; in every repetition, registrations
+/// measured in the burst (else the figure says nothing) and none of the
+/// tasks' sleeps early.
+fn registrations_in_burst(r: &Results) -> Target {
+    let (work, plain, tw) = (Work::W13, Variant::Plain, Sys::Tickwheel);
+    let p999 = r.spread(work, tw, plain, "reg_p999_us");
+    let tokio_p999 = r.spread(work, Sys::Tokio, plain, "reg_p999_us");
+    let max = r.spread(work, tw, plain, "reg_max_us");
+    let tokio_max = r.spread(work, Sys::Tokio, plain, "reg_max_us");
+    let measured = r.per_rep(work, tw, plain, "registrations");
+    let early = r.per_rep(work, tw, plain, "early");
+    let x = ratio(median(p999), median(tokio_p999));
+    let alt = r.spread(work, Sys::Tokio, Variant::AltTimer, "reg_p999_us");
+    Target {
+        name: "W13 registration during a burst".into(),
+        rule: format!(
+            "p99.9 <= {W13_P999_MAX} x tokio's (medians); registrations measured in the burst \
+             and 0 early in every repetition"
+        ),
+        met: all_of([
+            x.map(|x| x <= W13_P999_MAX),
+            every_rep(&measured, r.reps, |n| n > 0.0),
+            every_rep(&early, r.reps, |e| e == 0.0),
+        ]),
+        judged: true,
+        detail: format!(
+            "p99.9 {} us, tokio {} us: {}x; max {} us, tokio {} us; blocked {}, tokio {}; \
+             {} registrations measured; early {}{}",
+            fmt_spread(p999, 2),
+            fmt_spread(tokio_p999, 2),
+            fmt_opt(x, 2),
+            fmt_spread(max, 1),
+            fmt_spread(tokio_max, 1),
+            fmt_spread(r.spread(work, tw, plain, "probes_blocked"), 0),
+            fmt_spread(r.spread(work, Sys::Tokio, plain, "probes_blocked"), 0),
+            fmt_spread(Spread::of(measured.values().copied()), 0),
+            fmt_spread(Spread::of(early.values().copied()), 0),
+            match alt {
+                Some(_) => format!("; tokio alt timer p99.9 {} us", fmt_spread(alt, 2)),
+                None => String::new(),
+            },
         ),
     }
 }
@@ -1603,5 +1731,142 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// W13 over two repetitions: per system, (p99.9 us, registrations
+    /// measured, early) per repetition.
+    fn w13(tickwheel: [(f64, f64, f64); 2], tokio: [(f64, f64, f64); 2]) -> Results {
+        let mut r = Results::new(2);
+        for (sys, figures) in [(Sys::Tickwheel, tickwheel), (Sys::Tokio, tokio)] {
+            let run = Run {
+                work: Work::W13,
+                sys,
+                variant: Variant::Plain,
+            };
+            for (rep, (p999, measured, early)) in figures.into_iter().enumerate() {
+                r.insert_one(run, rep, "reg_p999_us", p999);
+                r.insert_one(run, rep, "reg_max_us", p999 * 100.0);
+                r.insert_one(run, rep, "registrations", measured);
+                r.insert_one(run, rep, "probes_blocked", 0.0);
+                r.insert_one(run, rep, "early", early);
+            }
+        }
+        r
+    }
+
+    const W13: &str = "W13 registration during a burst";
+
+    #[test]
+    fn w13_is_judged_on_p999_against_tokios_in_the_burst() {
+        let tokio = [(10.0, 5e4, 0.0), (12.0, 5e4, 0.0)];
+        // Medians equal (11 against 11), though repetition 2 is above.
+        let at = w13([(9.0, 5e4, 0.0), (13.0, 5e4, 0.0)], tokio);
+        let t = target(&at, W13);
+        assert_eq!(t.met, Some(true), "{}", t.detail);
+        assert_eq!(
+            t.rule,
+            "p99.9 <= 1 x tokio's (medians); registrations measured in the burst and 0 early \
+             in every repetition"
+        );
+        assert!(
+            t.detail.starts_with(
+                "p99.9 9.00 / 11.00 / 13.00 us, tokio 10.00 / 11.00 / 12.00 us: 1.00x"
+            ),
+            "{}",
+            t.detail
+        );
+        // Above tokio's; no registration measured in one repetition (the
+        // burst over before the prober began); a sleep early.
+        for figures in [
+            [(11.5, 5e4, 0.0); 2],
+            [(1.0, 5e4, 0.0), (1.0, 0.0, 0.0)],
+            [(1.0, 5e4, 0.0), (1.0, 5e4, 1.0)],
+        ] {
+            assert_eq!(
+                verdict(&w13(figures, tokio), W13),
+                Some(false),
+                "{figures:?}"
+            );
+        }
+        // tokio's figures missing (a tickwheel-only run): no ratio to judge.
+        let mut alone = Results::new(2);
+        for (key, value) in [("reg_p999_us", 1.0), ("registrations", 5e4), ("early", 0.0)] {
+            add(
+                &mut alone,
+                Work::W13,
+                key,
+                &[(Sys::Tickwheel, Variant::Plain, &[value; 2])],
+            );
+        }
+        assert_eq!(verdict(&alone, W13), None);
+    }
+
+    #[test]
+    fn alt_timer_rows_show_whether_the_rule_holds_without_judging() {
+        let alt = Variant::AltTimer;
+        // W1 on 2 workers, both on the alternative timer: 0.3 x then 0.4 x
+        // tokio alt's (the rule asks every repetition).
+        let mut r = Results::new(2);
+        add(
+            &mut r,
+            Work::W1Mt,
+            "ns_per_op",
+            &[
+                (Sys::Tickwheel, alt, &[30.0, 40.0]),
+                (Sys::Tokio, alt, &[100.0, 100.0]),
+            ],
+        );
+        let t = target(&r, "W1 64 tasks / 2 workers, alt timer");
+        assert_eq!((t.met, t.verdict()), (Some(false), "not judged"));
+        assert!(
+            t.rule
+                .starts_with("not judged: tickwheel on a runtime with tokio's alternative timer"),
+            "{}",
+            t.rule
+        );
+        assert!(
+            t.detail
+                .starts_with("does not hold; tickwheel / tokio alt by repetition: 0.30, 0.40;"),
+            "{}",
+            t.detail
+        );
+        // The default rows are not touched by the alternative timer's figures.
+        assert_eq!(verdict(&r, "W1 64 tasks / 2 workers"), None);
+        // W12 in each configuration: the same rule against tokio alt's.
+        for busy in Busy::ALL {
+            let work = Work::W12(busy);
+            let mut r = Results::new(2);
+            for (key, tickwheel, tokio) in [
+                ("late_p50_ms", 1.0, 1.0),
+                ("late_p99_ms", 5.0, 10.0),
+                ("wakeups_per_busy_tick", 1.0, 0.0),
+                ("early", 0.0, 0.0),
+            ] {
+                add(
+                    &mut r,
+                    work,
+                    key,
+                    &[
+                        (Sys::Tickwheel, alt, &[tickwheel; 2]),
+                        (Sys::Tokio, alt, &[tokio; 2]),
+                    ],
+                );
+            }
+            let name = format!("W12 busy runtime, {}, alt timer", busy.label());
+            let t = target(&r, &name);
+            assert_eq!((t.met, t.verdict()), (Some(true), "not judged"), "{name}");
+            assert!(t.detail.starts_with("holds; p50 1.00 ms"), "{}", t.detail);
+            assert_eq!(
+                verdict(&r, &format!("W12 busy runtime, {}", busy.label())),
+                None
+            );
+        }
+        // No alternative-timer build: no figures, said so.
+        let t = target(
+            &Results::new(2),
+            "W12 busy runtime, 2 workers, 100 tasks, alt timer",
+        );
+        assert_eq!((t.met, t.judged), (None, false));
+        assert!(t.detail.starts_with("no figures"), "{}", t.detail);
     }
 }

@@ -1,7 +1,8 @@
 //! The workloads a child runs: W1 and W2 (per-operation cost against a
 //! no-timer floor), W3, W4 and W6 (a million timers), W5 (an idle runtime);
 //! and where the others are (W7 `resets`, W8 `trickle`, W9 `task_sleeps`,
-//! W10 `http`, W11 `shards`, W12 `busy`, DQ1-DQ3 `delay_queue`).
+//! W10 `http`, W11 `shards`, W12 `busy`, W13 `registrations`, DQ1-DQ3
+//! `delay_queue`).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -559,6 +560,7 @@ pub fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
         Work::W9Mt => crate::task_sleeps::run_w9(sys, sizes, true, &mut out),
         Work::W11(shards) => crate::shards::run_w11(shards, sys, sizes, &mut out),
         Work::W12(busy) => crate::busy::run_w12(busy, sys, sizes, &mut out),
+        Work::W13 => crate::registrations::run_w13(sys, sizes, &mut out),
         Work::W10(http) => crate::http::run_w10(http, sys, sizes, &mut out),
         Work::Dq1 | Work::Dq2 | Work::Dq3 => {
             crate::delay_queue::run_dq(work, sys, sizes, &mut out);
