@@ -111,6 +111,18 @@ impl Alarm {
             // asks for would arm again, round and round.
             return Arming::Waiting;
         }
+        if !self.arm_early
+            && self.boundary == Some(boundary)
+            && self.sleep.as_ref().is_some_and(|sleep| sleep.is_elapsed())
+            && now() < boundary
+        {
+            // tokio fired the sleep before its deadline, which it does only
+            // as it shuts its timers down (tokio's alternative timer, before
+            // the runtime drops its tasks: assumption 4 in
+            // `tokio_compat.rs`), when a reset would panic. Left to the
+            // backstop, which the shutdown ends anyway.
+            return Arming::Stuck;
+        }
         self.boundary = Some(boundary);
         if self.arm_early && self.set(early_arm(boundary), hook).is_pending() {
             return self.waiting();

@@ -70,11 +70,13 @@
 //!
 //! *If it stops* (and on tokio's alternative timer it does: each worker
 //! shuts its timers down, waking them, before the tasks are dropped): a pass
-//! run from the hook during the shutdown arms the alarm on a runtime being
-//! shut down, and tokio's `reset` panics there ("A Tokio 1.x context was
-//! found, but it is being shutdown"). `Alarm::arm` contains that panic and
-//! retires the alarm (the timer then shuts down with its runtime, as it
-//! would anyway); the panic hook prints tokio's message once. *Tests:*
+//! run from the hook during the shutdown would arm the alarm on a runtime
+//! being shut down, and tokio's `reset` panics there ("A Tokio 1.x context
+//! was found, but it is being shutdown"). `Alarm::arm` sees the alarm fired
+//! before its boundary (which tokio does only when it shuts its timers
+//! down) and does not re-arm it; should a reset panic all the same, it
+//! contains the panic and retires the alarm (the timer then shuts down with
+//! its runtime, as it would anyway). *Tests:*
 //! `a_runtime_drops_its_tasks_before_its_time_driver_shuts_down`,
 //! `alt_timer_shuts_its_timers_down_before_the_runtime_drops_its_tasks`
 //! (canaries), `tests/shutdown.rs`, `tests/alt_timer.rs`.
