@@ -616,3 +616,32 @@ fn a_multi_thread_runtime_on_the_alt_timer_cannot_start_paused() {
         );
     });
 }
+
+/// tokio's alternative timer answers the grid search's probes in no way
+/// that describes tokio's millisecond grid (a reset made on a worker is
+/// queued and never "processed" at once; one made off the workers races
+/// them), so a whole-millisecond timer built there, on a worker or off
+/// them, reports `Stats::grid_missed`: its sleeps may fire up to 1 ms later
+/// than tokio's, and the stats say so. Ticks that are not whole
+/// milliseconds never look for the grid.
+#[test]
+fn a_timer_on_the_alt_timer_reports_the_grid_missed() {
+    within_30_s(|| {
+        let rt = alt_runtime(2);
+        for _ in 0..20 {
+            // Off the workers (the test's thread), and on a worker.
+            assert!(
+                timer_on(&rt, ms(1)).stats().grid_missed,
+                "built off the workers"
+            );
+            let on_worker = rt
+                .block_on(rt.spawn(async { Timer::new().stats().grid_missed }))
+                .unwrap();
+            assert!(on_worker, "built on a worker");
+        }
+        assert!(
+            !timer_on(&rt, us(1_500)).stats().grid_missed,
+            "no grid to look for"
+        );
+    });
+}

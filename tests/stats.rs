@@ -283,3 +283,28 @@ async fn display_is_one_compact_line() {
         )
     );
 }
+
+/// On tokio's usual timer, the grid search behind whole-millisecond ticks
+/// finds tokio's grid, built on a worker or off the workers: the stats say
+/// it was not missed (tests/alt_timer.rs checks the alternative timer, where
+/// it is).
+#[test]
+fn a_whole_millisecond_timer_finds_tokios_grid() {
+    let _watchdog = common::Watchdog::start();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for _ in 0..20 {
+        let off_workers = Timer::builder()
+            .runtime(rt.handle().clone())
+            .build()
+            .unwrap();
+        assert!(!off_workers.stats().grid_missed);
+        let on_worker = rt
+            .block_on(rt.spawn(async { Timer::new().stats().grid_missed }))
+            .unwrap();
+        assert!(!on_worker);
+    }
+}

@@ -168,6 +168,13 @@ pub(crate) fn early_arm(boundary: Instant) -> Instant {
 /// grid point, and a point `p` that was seen processed while `p + 1 ns` is
 /// still not processed after the search is the mark itself. A search the
 /// mark outran is tried again, up to [`GRID_ATTEMPTS`] times.
+///
+/// A timer whose answers do not describe a grid is not trusted: tokio's
+/// alternative timer queues a reset made off its workers and answers
+/// "processed" or not depending on whether a worker got to the queue first.
+/// So a deadline a second back must answer "processed", and two searches
+/// must find marks a whole number of milliseconds apart (random answers
+/// almost never do), or the grid counts as not found.
 pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
     // `reset` registers the sleep without polling it (so without a waker,
     // and without the poll's panic on a runtime shutting down, where every
@@ -177,12 +184,31 @@ pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
         sleep.as_mut().reset(deadline);
         sleep.is_elapsed()
     };
-    for _ in 0..GRID_ATTEMPTS {
-        let mark = processed_mark(origin, &processed)?;
-        if processed(mark + Duration::from_nanos(1)) {
-            continue; // the mark moved on during the search
+    let long_ago = origin.checked_sub(Duration::from_secs(1));
+    let checked_mark = || {
+        // tokio's usual timer calls any deadline a second back processed
+        // (one before its start falls in its first millisecond, which it
+        // counts as processed from the start); a timer that does not is
+        // not the grid this search knows.
+        if long_ago.is_some_and(|long_ago| !processed(long_ago)) {
+            return None;
         }
-        return Some(last_grid_point(mark, origin));
+        let mark = processed_mark(origin, &processed)?;
+        // Still not processed after the search: `mark` is the mark itself.
+        (!processed(mark + Duration::from_nanos(1))).then_some(mark)
+    };
+    for _ in 0..GRID_ATTEMPTS {
+        let (Some(first), Some(second)) = (checked_mark(), checked_mark()) else {
+            continue;
+        };
+        let apart = if second >= first {
+            second - first
+        } else {
+            first - second
+        };
+        if apart.as_nanos() % 1_000_000 == 0 {
+            return Some(last_grid_point(second, origin));
+        }
     }
     None
 }
