@@ -9,7 +9,10 @@
 //! future registers, re-polls, resets or cancels through its `Shard`; the
 //! driver runs the `begin_scan` / advance / `end_scan` pass, or the shutdown
 //! drain, and wakes outside the lock) and checks, over every interleaving
-//! loom explores, that no wake-up is lost or doubled.
+//! loom explores, that no wake-up is lost or doubled. The driver task's
+//! backstop re-arming is written out the same way, and the rules for what
+//! each party may run (`requests.rs`) are checked with a stand-in for the
+//! driver's work (the `requests` module below).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -51,8 +54,18 @@ fn shard(max_pending: Option<usize>) -> Arc<Shard> {
 }
 
 /// A shard whose driver's kick records the earliest tick it was asked to
-/// arm for (`u64::MAX`: none), as the driver's `arm_wanted` does.
+/// arm for (`u64::MAX`: none), as the arm request (`requests.rs`) does.
 fn shard_kicked(max_pending: Option<usize>) -> (Arc<Shard>, Arc<loom::sync::atomic::AtomicU64>) {
+    let (mut shards, kicked) = shards_kicked(1, max_pending);
+    (shards.pop().expect("one shard"), kicked)
+}
+
+/// `n` shards of one timer (one shared state, one driver), whose kick
+/// records the earliest tick it was asked to arm for (`u64::MAX`: none).
+fn shards_kicked(
+    n: usize,
+    max_pending: Option<usize>,
+) -> (Vec<Arc<Shard>>, Arc<loom::sync::atomic::AtomicU64>) {
     let shared = Arc::new(Shared::new(
         Clock::new(tokio::time::Instant::now(), TICK_NS),
         crate::engine::clock::TimeSource::System,
@@ -63,27 +76,46 @@ fn shard_kicked(max_pending: Option<usize>) -> (Arc<Shard>, Arc<loom::sync::atom
     shared.install_kick(crate::engine::shared::Kick(Box::new(move |tick| {
         record.fetch_min(tick, Ordering::SeqCst);
     })));
-    (Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared)), kicked)
+    let shards = (0..n)
+        .map(|_| Arc::new(Shard::new(Wheel::new(8, TICK_NS), shared.clone())))
+        .collect();
+    (shards, kicked)
 }
 
 /// One driver pass over `shard` at `now_tick`, as the driver's scan does
 /// it: announce the scan, fire what is due, wake outside the lock, publish
 /// the next tick. Returns that tick.
 fn driver_pass(shard: &Shard, now_tick: u64) -> Option<u64> {
-    shard.shared.begin_scan();
-    // A shard with nothing due by `now_tick` is skipped unlocked, as the
-    // driver's scan does.
-    let due = shard.due();
-    let next = if due > now_tick {
-        (due != u64::MAX).then_some(due)
-    } else {
-        let mut out = Vec::new();
-        let panics = std::sync::atomic::AtomicU64::new(0);
-        shard
-            .advance(now_tick, now_tick * TICK_NS, &mut out, &panics)
-            .next
-    };
-    shard.shared.end_scan(next.unwrap_or(u64::MAX));
+    driver_scan(&[shard], now_tick)
+}
+
+/// One driver scan over `shards` (of one timer) at `now_tick`, as
+/// `Driver::scan` does it: `begin_scan`, then for each shard in turn skip
+/// it unlocked if its `due` (read now) is later than `now_tick`, else
+/// advance it (firing what is due, waking outside the lock); then
+/// `end_scan` with the earliest next tick. Returns that tick.
+fn driver_scan(shards: &[&Shard], now_tick: u64) -> Option<u64> {
+    let shared = &shards[0].shared;
+    shared.begin_scan();
+    let mut next: Option<u64> = None;
+    for shard in shards {
+        // A shard with nothing due by `now_tick` is skipped unlocked, as
+        // the driver's scan does.
+        let due = shard.due();
+        let next_here = if due > now_tick {
+            (due != u64::MAX).then_some(due)
+        } else {
+            let mut out = Vec::new();
+            let panics = std::sync::atomic::AtomicU64::new(0);
+            shard
+                .advance(now_tick, now_tick * TICK_NS, &mut out, &panics)
+                .next
+        };
+        if let Some(tick) = next_here {
+            next = Some(next.map_or(tick, |n| n.min(tick)));
+        }
+    }
+    shared.end_scan(next.unwrap_or(u64::MAX));
     next
 }
 
@@ -481,4 +513,470 @@ fn loom_the_processed_mark_is_published_after_the_firing() {
         assert!(shard.has_fired(1));
         assert_eq!(wakes(&count), 1);
     });
+}
+
+/// A registration due now racing a scan at a tick above 0 that skips its
+/// shard unlocked (its `due`, tick 9, is later than the scan's tick 5),
+/// with the driver's target already at tick 5 (lowered by a registration
+/// on another shard, which is why the driver scans at 5): the registration
+/// reads a target that is not later than its tick, so it does not kick,
+/// and only the two fences (`lower_due`, `begin_scan`) make the scan see
+/// its lowered `due`. It is fired by that scan, or in its next tick, or it
+/// kicked. The older models race a scan at tick 0 only, where nothing the
+/// registration adds is due.
+#[test]
+fn loom_register_due_now_racing_an_idle_skip_above_tick_0() {
+    register_racing_an_idle_skip(5);
+}
+
+/// The same with the registration one tick after the scan's (tick 6): not
+/// due, so the scan that sees it does not fire it but must publish it as
+/// its next tick.
+#[test]
+fn loom_register_racing_an_idle_skip_above_tick_0() {
+    register_racing_an_idle_skip(6);
+}
+
+fn register_racing_an_idle_skip(tick: u64) {
+    model(move || {
+        let (shard, kicked) = shard_kicked(None);
+        // The wheel has processed tick 4 (firing tick 3); tick 9 is next.
+        let (_, early) = counter();
+        let (_, later) = counter();
+        register(&shard, 3, &early);
+        register(&shard, 9, &later);
+        assert_eq!(driver_pass(&shard, 4), Some(9));
+        assert_eq!(shard.due(), 9);
+        // A registration for tick 5 on another shard lowered the target
+        // and kicked: the driver scans at tick 5.
+        shard.shared.registered(5);
+        kicked.store(u64::MAX, Ordering::SeqCst);
+        let s2 = shard.clone();
+        let registrant = loom::thread::spawn(move || {
+            let (count, waker) = counter();
+            register(&s2, tick, &waker);
+            count
+        });
+        let seen = driver_pass(&shard, 5);
+        let count = registrant.join().unwrap();
+        let fired = wakes(&count) == 1;
+        let target = shard.shared.target();
+        let kicked = kicked.load(Ordering::SeqCst);
+        assert!(
+            fired || seen.is_some_and(|next| next <= tick) || target <= tick || kicked <= tick,
+            "lost registration for tick {tick}: fired {fired}, scan's next {seen:?}, \
+             target {target}, kicked {kicked}"
+        );
+        if tick <= 5 && !fired {
+            assert!(
+                kicked <= tick,
+                "a due registration neither fired nor kicked"
+            );
+        }
+    });
+}
+
+/// A scan over two shards (as `Driver::scan`: one `begin_scan`, each shard
+/// skipped unlocked or advanced, one `end_scan` with the earliest next
+/// tick) racing a registration on each shard from its own thread: one due
+/// now on the shard the scan would skip (its `due` is 9), one on the shard
+/// it advances (firing its entry at tick 5). The target the scan publishes
+/// is the minimum over both shards, so one shard's registration can be
+/// covered by the other's next tick; none is lost: each is fired, or at or
+/// after the scan's next tick or the final target, or kicked.
+#[test]
+fn loom_two_shards_racing_registrations_are_never_missed() {
+    model(|| {
+        let (shards, kicked) = shards_kicked(2, None);
+        let (idle, busy) = (shards[0].clone(), shards[1].clone());
+        let (_, later) = counter();
+        let (_, now) = counter();
+        register(&idle, 9, &later);
+        register(&busy, 5, &now);
+        assert_eq!(idle.shared.target(), 5);
+        kicked.store(u64::MAX, Ordering::SeqCst);
+        let registrants: Vec<_> = [(idle.clone(), 5), (busy.clone(), 6)]
+            .into_iter()
+            .map(|(shard, tick)| {
+                loom::thread::spawn(move || {
+                    let (count, waker) = counter();
+                    register(&shard, tick, &waker);
+                    (tick, count)
+                })
+            })
+            .collect();
+        let seen = driver_scan(&[&idle, &busy], 5);
+        let registered: Vec<_> = registrants
+            .into_iter()
+            .map(|registrant| registrant.join().unwrap())
+            .collect();
+        let target = idle.shared.target();
+        let kicked = kicked.load(Ordering::SeqCst);
+        for (tick, count) in registered {
+            let fired = wakes(&count) == 1;
+            assert!(
+                fired || seen.is_some_and(|next| next <= tick) || target <= tick || kicked <= tick,
+                "lost registration for tick {tick}: fired {fired}, scan's next {seen:?}, \
+                 target {target}, kicked {kicked}"
+            );
+        }
+    });
+}
+
+/// The backstop handshake (`shared.rs`): the driver task re-arming its
+/// backstop, as `drive()` does (read the earliest `due`, `set_backstop`,
+/// read again, again if it dropped), racing a registration that lowers its
+/// shard's `due` (with a fence) and then reads `backstop`. The backstop
+/// still covers tick 3, an entry since fired; the wheel's next is tick 9,
+/// and the registration is for tick 5. If the registration reads the old
+/// backstop (3, not later than 5) it rings nothing, so the task must see
+/// its `due`; if it reads the new one (9), it must ring. Either way the
+/// backstop ends at or before tick 5, or the task is told to move it:
+/// without that, a sleep whose hook never came would wait for the backstop
+/// of tick 9.
+#[test]
+fn loom_the_backstop_covers_a_racing_registration_or_is_told() {
+    use crate::engine::notice::Reasons;
+
+    model(|| {
+        let (shard, _) = shard_kicked(None);
+        let (_, later) = counter();
+        register(&shard, 9, &later);
+        shard.shared.set_backstop(3);
+        let _ = shard.shared.notice().take();
+        let s2 = shard.clone();
+        let registrant = loom::thread::spawn(move || {
+            let (_, waker) = counter();
+            register(&s2, 5, &waker);
+        });
+        // The task: the earliest `due` over the shards, as
+        // `Inner::earliest_due` (one shard here).
+        let covered = loop {
+            let due = shard.due();
+            shard.shared.set_backstop(due);
+            if shard.due() >= due {
+                break due;
+            }
+        };
+        registrant.join().unwrap();
+        let backstop = shard.shared.backstop();
+        assert_eq!(backstop, covered);
+        let told = shard
+            .shared
+            .notice()
+            .take()
+            .is_some_and(|why| why.contains(Reasons::BACKSTOP));
+        assert!(
+            backstop <= 5 || told,
+            "the backstop covers tick {backstop}, past the registration's 5, and the task \
+             was not told"
+        );
+    });
+}
+
+// The request rules (`requests.rs`), with a stand-in for the driver's work.
+
+mod requests {
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    use loom::sync::atomic::AtomicBool;
+
+    use crate::engine::requests::{Outcome, Party, Requests, Stop, Work};
+
+    use super::model;
+
+    /// What the stand-in work ran, behind the pass lock.
+    #[derive(Debug, Default)]
+    struct Ran {
+        /// Each pass: who ran it, and whose requests it saw raised as it
+        /// began (`Wanted`, by `index`).
+        passes: Vec<(Party, [bool; 3])>,
+        /// Each arm (not due): who ran it, for which tick.
+        arms: Vec<(Party, u64)>,
+        /// Alarm retirements run.
+        retired: usize,
+        /// A pass returned `Outcome::Stop`.
+        stopped: bool,
+    }
+
+    /// Each party's request data: set before it asks (a release store),
+    /// read by a pass as it begins (acquire loads), as a pass reads what
+    /// the party wrote before it asked. With no `SeqCst` in sight, a pass
+    /// sees a request's data only if the request happens before it: loom
+    /// checks that the request rules give that, not just an order.
+    type Wanted = [AtomicBool; 3];
+
+    fn index(party: Party) -> usize {
+        match party {
+            Party::Hook => 0,
+            Party::Registration => 1,
+            Party::Task => 2,
+        }
+    }
+
+    /// The stand-in work, as run on `party`'s thread.
+    struct StandIn<'a> {
+        party: Party,
+        wanted: &'a Wanted,
+        /// Ticks at or before this are due: arming for one is a pass (or,
+        /// for a registration, `LeftToTask`), as `Driver::arm_for` does
+        /// when the alarm answers `Due`.
+        now_tick: u64,
+        /// What each pass returns.
+        pass_outcome: Outcome,
+    }
+
+    impl Work<Ran> for StandIn<'_> {
+        fn pass(&self, ran: &mut Ran, _wake_up: bool) -> Outcome {
+            assert_ne!(self.party, Party::Registration, "a registration ran a pass");
+            assert_eq!(ran.retired, 0, "a pass ran after the alarm retired");
+            assert!(!ran.stopped, "a pass ran after a pass stopped the task");
+            let seen = [0, 1, 2].map(|i| self.wanted[i].load(Ordering::Acquire));
+            ran.passes.push((self.party, seen));
+            ran.stopped = matches!(self.pass_outcome, Outcome::Stop(_));
+            self.pass_outcome
+        }
+
+        fn arm_for(&self, ran: &mut Ran, tick: u64, party: Party) -> Outcome {
+            assert_eq!(party, self.party, "an arm run for another party");
+            assert_eq!(ran.retired, 0, "an arm ran after the alarm retired");
+            assert!(!ran.stopped, "an arm ran after a pass stopped the task");
+            if tick > self.now_tick {
+                ran.arms.push((party, tick));
+                Outcome::Armed
+            } else if party.may_scan() {
+                self.pass(ran, true)
+            } else {
+                Outcome::LeftToTask
+            }
+        }
+
+        fn retire(&self, ran: &mut Ran) {
+            ran.retired += 1;
+        }
+    }
+
+    type Shared = (Arc<Requests<Ran>>, Arc<Wanted>);
+
+    fn requests() -> Shared {
+        (
+            Arc::new(Requests::new(Ran::default())),
+            Arc::new(Default::default()),
+        )
+    }
+
+    /// On a thread of its own, `party` raises its data and makes its
+    /// request (`ask`), with work that is due at `now_tick` and whose
+    /// passes return `pass_outcome`; returns what the request returned
+    /// ("tell the task") and the `Stop` it read right after.
+    fn spawn_party(
+        (requests, wanted): &Shared,
+        party: Party,
+        now_tick: u64,
+        pass_outcome: Outcome,
+        ask: impl FnOnce(&Requests<Ran>, &StandIn<'_>) -> bool + Send + 'static,
+    ) -> loom::thread::JoinHandle<(bool, Stop)> {
+        let (requests, wanted) = (requests.clone(), wanted.clone());
+        loom::thread::spawn(move || {
+            let work = StandIn {
+                party,
+                wanted: &wanted,
+                now_tick,
+                pass_outcome,
+            };
+            wanted[index(party)].store(true, Ordering::Release);
+            let told = ask(&requests, &work);
+            (told, requests.stopped())
+        })
+    }
+
+    fn work(wanted: &Wanted, party: Party, now_tick: u64, pass_outcome: Outcome) -> StandIn<'_> {
+        StandIn {
+            party,
+            wanted,
+            now_tick,
+            pass_outcome,
+        }
+    }
+
+    /// Whether a pass began after `party` raised its request (it saw the
+    /// request's data).
+    fn scanned_for(ran: &Ran, party: Party) -> bool {
+        ran.passes.iter().any(|(_, seen)| seen[index(party)])
+    }
+
+    /// The three parties at once: the hook asks for a pass, a registration
+    /// for an arm at tick 5 (not due), the task for a pass. Over every
+    /// interleaving: a registration runs no pass (the stand-in asserts it:
+    /// a user's poll never scans); each scan request is served by a pass
+    /// that began after it was raised, or is left raised with the task
+    /// told (a `pass`/`arm` returned true: the caller rings the task); the
+    /// arm is served by an arm for tick 5 or earlier, or by a pass that
+    /// began after it; and the task is never told by its own request.
+    #[test]
+    fn loom_requests_a_registration_never_scans_and_no_request_is_lost() {
+        model(|| {
+            let shared = requests();
+            let hook = spawn_party(&shared, Party::Hook, 0, Outcome::Armed, |r, w| {
+                r.pass(Party::Hook, w, true)
+            });
+            let registration =
+                spawn_party(&shared, Party::Registration, 0, Outcome::Armed, |r, w| {
+                    r.arm(5, w)
+                });
+            let (requests, wanted) = &shared;
+            wanted[index(Party::Task)].store(true, Ordering::Release);
+            let task = work(wanted, Party::Task, 0, Outcome::Armed);
+            assert!(
+                !requests.pass(Party::Task, &task, false),
+                "the task told itself"
+            );
+            let told = [hook, registration]
+                .into_iter()
+                .map(|party| party.join().unwrap().0)
+                .fold(false, |told, this| told | this);
+            let state = requests.state();
+            let ran: &Ran = &state;
+            for party in [Party::Hook, Party::Task] {
+                assert!(
+                    scanned_for(ran, party) || (requests.scan_pending() && told),
+                    "{party:?}'s scan lost (pending {}, told {told}): {ran:?}",
+                    requests.scan_pending()
+                );
+            }
+            assert!(
+                ran.arms.iter().any(|&(_, tick)| tick <= 5)
+                    || scanned_for(ran, Party::Registration),
+                "the registration's arm lost: {ran:?}"
+            );
+            assert_eq!(requests.stopped(), Stop::Running);
+        });
+    }
+
+    /// A registration whose tick is due already (the stand-in's `arm_for`
+    /// answers `LeftToTask` to a registration, a pass to the others),
+    /// racing the hook's and the task's passes: the registration is served
+    /// by a pass that began after it (the hook's or the task's, or the arm
+    /// run by one of them), or it leaves the scan raised and is told to
+    /// ring the task (its `arm` returns true). Never by a pass on its own
+    /// thread.
+    #[test]
+    fn loom_requests_a_due_arm_is_left_to_the_task() {
+        model(|| {
+            let shared = requests();
+            let hook = spawn_party(&shared, Party::Hook, 5, Outcome::Armed, |r, w| {
+                r.pass(Party::Hook, w, true)
+            });
+            let registration =
+                spawn_party(&shared, Party::Registration, 5, Outcome::Armed, |r, w| {
+                    r.arm(5, w)
+                });
+            let (requests, wanted) = &shared;
+            wanted[index(Party::Task)].store(true, Ordering::Release);
+            let task = work(wanted, Party::Task, 5, Outcome::Armed);
+            let _ = requests.pass(Party::Task, &task, false);
+            hook.join().unwrap();
+            let (told, _) = registration.join().unwrap();
+            let state = requests.state();
+            let ran: &Ran = &state;
+            assert!(
+                ran.arms.is_empty(),
+                "a due tick is never just armed: {ran:?}"
+            );
+            assert!(
+                scanned_for(ran, Party::Registration) || (requests.scan_pending() && told),
+                "the due registration lost (pending {}, told {told}): {ran:?}",
+                requests.scan_pending()
+            );
+        });
+    }
+
+    /// With the registration alone (nobody else runs): its due arm is left
+    /// raised as a scan, and its `arm` returns true, every time.
+    #[test]
+    fn loom_requests_a_due_arm_alone_is_left_raised_and_told() {
+        model(|| {
+            let shared = requests();
+            let registration =
+                spawn_party(&shared, Party::Registration, 5, Outcome::Armed, |r, w| {
+                    r.arm(5, w)
+                });
+            let (told, _) = registration.join().unwrap();
+            let (requests, _) = &shared;
+            assert!(told, "the task was not told");
+            assert!(requests.scan_pending(), "the scan left to the task is gone");
+            let state = requests.state();
+            let ran: &Ran = &state;
+            assert!(ran.passes.is_empty() && ran.arms.is_empty(), "{ran:?}");
+        });
+    }
+
+    /// The task retiring the alarm while the hook runs a pass and a
+    /// registration an arm: once the retirement has run, no pass or arm
+    /// runs (the stand-in asserts it); after every party is done it has
+    /// run (here no pass asks the task to stop, so nobody breaks without
+    /// running it first); `stopped()` ends `Off` and every value a party
+    /// read after its request, if not `Running`, is that one.
+    #[test]
+    fn loom_requests_nothing_runs_after_the_alarm_retires() {
+        retire_racing(Outcome::Armed);
+    }
+
+    /// The same with the hook's pass finding that the task must end
+    /// (`Stop::Retire`, as a pass does for an orphaned timer with nothing
+    /// left) as the task retires: `stopped()` is set once and never
+    /// changes (`Retire` or `Off`, whichever came first), and nothing runs
+    /// after the retirement. A retirement raised while the hook's pass
+    /// breaks on the stop is left raised, not run (see the report in
+    /// `RELIABILITY.md`): the model checks that the next party to run
+    /// requests runs it first, and nothing else.
+    #[test]
+    fn loom_requests_a_stop_is_set_once_and_the_retirement_runs_first() {
+        retire_racing(Outcome::Stop(Stop::Retire));
+    }
+
+    fn retire_racing(hook_pass: Outcome) {
+        model(move || {
+            let shared = requests();
+            let hook = spawn_party(&shared, Party::Hook, 0, hook_pass, |r, w| {
+                r.pass(Party::Hook, w, true)
+            });
+            let registration =
+                spawn_party(&shared, Party::Registration, 0, Outcome::Armed, |r, w| {
+                    r.arm(5, w)
+                });
+            let (requests, wanted) = &shared;
+            let task = work(wanted, Party::Task, 0, Outcome::Armed);
+            requests.retire(&task);
+            let after_retire = requests.stopped();
+            let mut read = vec![after_retire];
+            for party in [hook, registration] {
+                read.push(party.join().unwrap().1);
+            }
+            let stopped = requests.stopped();
+            assert_ne!(stopped, Stop::Running, "retired, and still running");
+            for why in read {
+                assert!(
+                    why == Stop::Running || why == stopped,
+                    "stopped() read {why:?}, then {stopped:?}"
+                );
+            }
+            let retired = requests.state().retired;
+            if hook_pass == Outcome::Armed {
+                assert_eq!(stopped, Stop::Off);
+                assert!(retired >= 1, "retire returned and nobody retired the alarm");
+            } else if retired == 0 {
+                // Left raised: the next party to run requests retires the
+                // alarm and runs nothing else (the stand-in asserts it).
+                let arms = requests.state().arms.len();
+                let late = work(wanted, Party::Registration, 0, Outcome::Armed);
+                let _ = requests.arm(7, &late);
+                let state = requests.state();
+                let ran: &Ran = &state;
+                assert!(ran.retired >= 1, "a retirement left raised was never run");
+                assert_eq!(ran.arms.len(), arms, "armed after the stop: {ran:?}");
+            }
+        });
+    }
 }

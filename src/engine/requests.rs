@@ -92,6 +92,16 @@ pub(crate) trait Work<T> {
 pub(crate) struct Requests<T> {
     lock: PassLock<T>,
     /// A whole pass is wanted.
+    ///
+    /// Every write to it, and to `arm`, is a read-modify-write: so the
+    /// writes form one release sequence, and the runner's swap that takes a
+    /// request synchronises with every party that raised one before it,
+    /// even one whose raise another party's raise overwrote (its data
+    /// reaches the pass by happens-before, not only through `SeqCst`'s
+    /// total order). A plain store would be as correct under `SeqCst`, but
+    /// loom cannot check it: it lets a store racing a read-modify-write
+    /// land between the latter's read and write (tokio-rs/loom#254), which
+    /// makes up lost requests in the `loom_requests_*` models.
     scan: AtomicBool,
     /// The earliest tick a registration asked to be armed for (`u64::MAX`:
     /// none).
@@ -117,7 +127,8 @@ impl<T> Requests<T> {
     /// (a scan left to it, or it must end).
     #[must_use = "the driver task must be told when this returns true"]
     pub(crate) fn pass(&self, party: Party, work: &impl Work<T>, wake_up: bool) -> bool {
-        self.scan.store(true, Ordering::SeqCst);
+        // A swap, not a store (see `scan`).
+        let _ = self.scan.swap(true, Ordering::SeqCst);
         self.run(party, work, wake_up)
     }
 
@@ -129,7 +140,11 @@ impl<T> Requests<T> {
     }
 
     /// The task, ending: the alarm is retired here or by the party running
-    /// requests now, before it lets go.
+    /// requests now, before it lets go; but if that party breaks on a stop
+    /// (one already set, or its pass's), the retirement is left raised for
+    /// the next party to run requests, which runs it before anything else.
+    /// The stop has disarmed the alarm, and no request runs after it, so
+    /// nothing is armed meanwhile (`loom_requests_*` check both).
     pub(crate) fn retire(&self, work: &impl Work<T>) {
         self.retire.store(true, Ordering::SeqCst);
         let _ = self.run(Party::Task, work, false);
@@ -147,9 +162,16 @@ impl<T> Requests<T> {
 
     /// Raises a scan without offering to run it, as a hook does when
     /// another party holds the lock (for the tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(tickwheel_loom)))]
     pub(crate) fn raise_scan(&self) {
-        self.scan.store(true, Ordering::SeqCst);
+        let _ = self.scan.swap(true, Ordering::SeqCst);
+    }
+
+    /// Waits for the state the work runs on (the models, to read what the
+    /// stand-in work recorded once every party is done).
+    #[cfg(tickwheel_loom)]
+    pub(crate) fn state(&self) -> crate::engine::sync::MutexGuard<'_, T> {
+        self.lock.lock()
     }
 
     fn set_stop(&self, why: Stop) {
@@ -175,8 +197,9 @@ impl<T> Requests<T> {
                 return ControlFlow::Break(());
             }
             let outcome = if party.may_scan() && self.scan.swap(false, Ordering::SeqCst) {
-                // The scan sees every entry kicked so far.
-                self.arm.store(u64::MAX, Ordering::SeqCst);
+                // The scan sees every entry kicked so far. A swap, not a
+                // store (see `scan`).
+                let _ = self.arm.swap(u64::MAX, Ordering::SeqCst);
                 work.pass(state, wake_up)
             } else {
                 // A scan raised while a registration runs is the task's.
@@ -194,7 +217,7 @@ impl<T> Requests<T> {
                     ControlFlow::Break(())
                 }
                 Outcome::LeftToTask => {
-                    self.scan.store(true, Ordering::SeqCst);
+                    let _ = self.scan.swap(true, Ordering::SeqCst);
                     tell_task = true;
                     ControlFlow::Continue(())
                 }

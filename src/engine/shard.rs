@@ -167,7 +167,8 @@ impl Shard {
     /// (`Shared::begin_scan`): so either the scan sees the lowered value, or
     /// the registration sees the cleared (or the final) target and tells the
     /// driver, as when the scan's lock came first (`shared.rs`). The loom
-    /// models `loom_register_racing_the_scan_*` check it.
+    /// models `loom_register_racing_the_scan_*`, `loom_register_*_idle_skip_*`
+    /// and `loom_two_shards_racing_registrations_are_never_missed` check it.
     pub(crate) fn due(&self) -> u64 {
         self.due.load(Ordering::Relaxed)
     }

@@ -26,7 +26,8 @@
 //! stores the tick, then reads every shard's `due`; a registration lowers
 //! its shard's `due` (with a fence), then reads `backstop`, and rings the
 //! task if its tick is earlier. So either the task sees the new entry, or
-//! the registration sees the backstop it must move.
+//! the registration sees the backstop it must move (the loom model
+//! `loom_the_backstop_covers_a_racing_registration_or_is_told`).
 
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::atomic::Ordering;
@@ -201,6 +202,13 @@ impl Shared {
     #[cfg(tickwheel_loom)]
     pub(crate) fn target(&self) -> u64 {
         self.target.load(Ordering::SeqCst)
+    }
+
+    /// The models' view of the backstop handshake: the tick the task's
+    /// backstop covers.
+    #[cfg(tickwheel_loom)]
+    pub(crate) fn backstop(&self) -> u64 {
+        self.backstop.load(Ordering::SeqCst)
     }
 
     /// A new `Timer` handle.
