@@ -22,7 +22,6 @@
 //! the driver task reading what the passes left, or retiring the alarm,
 //! between two passes.
 
-use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 use std::sync::PoisonError;
 
@@ -50,9 +49,10 @@ impl<T> PassLock<T> {
 
     /// Asks for a pass: runs `pass` here, as often as requests come in
     /// meanwhile, or leaves the request to the thread that runs passes now
-    /// (which runs one more before it stops). `pass` returning `Break` ends
-    /// the passes; requests raised since are left for the next runner.
-    pub(crate) fn request(&self, mut pass: impl FnMut(&mut T) -> ControlFlow<()>) {
+    /// (which runs one more before it stops). There is no way to stop early:
+    /// a runner that let go with a request raised would leave it to nobody
+    /// (a `pass` with nothing left to do returns at once instead).
+    pub(crate) fn request(&self, mut pass: impl FnMut(&mut T)) {
         if self.flags.fetch_or(REQUESTED, Ordering::AcqRel) & RUNNING != 0 {
             return; // the runner sees it before it stops
         }
@@ -68,10 +68,7 @@ impl<T> PassLock<T> {
         }
         let mut state = self.lock();
         loop {
-            if pass(&mut state).is_break() {
-                self.flags.fetch_and(!RUNNING, Ordering::AcqRel);
-                return;
-            }
+            pass(&mut state);
             // Stop only if no request came in meanwhile; else take every
             // request raised so far. Taking them is a read-modify-write,
             // not a store: it reads the latest value of the word, so it

@@ -18,7 +18,6 @@
 //! The loom models `loom_requests_*` check these rules over every
 //! interleaving, with a stand-in for the work.
 
-use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 
 use crate::engine::pass_lock::PassLock;
@@ -140,11 +139,9 @@ impl<T> Requests<T> {
     }
 
     /// The task, ending: the alarm is retired here or by the party running
-    /// requests now, before it lets go; but if that party breaks on a stop
-    /// (one already set, or its pass's), the retirement is left raised for
-    /// the next party to run requests, which runs it before anything else.
-    /// The stop has disarmed the alarm, and no request runs after it, so
-    /// nothing is armed meanwhile (`loom_requests_*` check both).
+    /// requests now, before it lets go (the pass lock never lets go with a
+    /// request raised, even once a stop is set: a first version did, and
+    /// the loom models found a retirement left to nobody).
     pub(crate) fn retire(&self, work: &impl Work<T>) {
         self.retire.store(true, Ordering::SeqCst);
         let _ = self.run(Party::Task, work, false);
@@ -191,10 +188,10 @@ impl<T> Requests<T> {
             if self.retire.load(Ordering::SeqCst) {
                 work.retire(state);
                 self.set_stop(Stop::Off);
-                return ControlFlow::Break(());
+                return;
             }
             if self.stopped() != Stop::Running {
-                return ControlFlow::Break(());
+                return;
             }
             let outcome = if party.may_scan() && self.scan.swap(false, Ordering::SeqCst) {
                 // The scan sees every entry kicked so far. A swap, not a
@@ -214,14 +211,12 @@ impl<T> Requests<T> {
                 Outcome::Stop(why) => {
                     self.set_stop(why);
                     tell_task = true; // the task ends
-                    ControlFlow::Break(())
                 }
                 Outcome::LeftToTask => {
                     let _ = self.scan.swap(true, Ordering::SeqCst);
                     tell_task = true;
-                    ControlFlow::Continue(())
                 }
-                Outcome::Armed | Outcome::Parked => ControlFlow::Continue(()),
+                Outcome::Armed | Outcome::Parked => {}
             }
         });
         tell_task && party != Party::Task
