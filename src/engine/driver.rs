@@ -234,12 +234,15 @@ impl Driver {
     }
 
     /// Asks for a whole pass, run here and now, or by the party running
-    /// requests now (see `requests.rs`).
-    fn request_pass(&self, party: Party, hook: &Waker, wake_up: bool) {
+    /// requests now (see `requests.rs`). For the task, returns whether its
+    /// own pass ran out of rounds and left it more to run.
+    fn request_pass(&self, party: Party, hook: &Waker, wake_up: bool) -> bool {
         let passes = Passes { driver: self, hook };
-        if self.requests.pass(party, &passes, wake_up) {
+        let told = self.requests.pass(party, &passes, wake_up);
+        if told && party != Party::Task {
             self.inner.shared.nudge();
         }
+        told && party == Party::Task
     }
 
     /// A registration's kick: asks for the alarm to be armed no later than
@@ -411,10 +414,13 @@ async fn drive(driver: &Driver, hook: &Waker) {
     let mut pass = Some(false);
     loop {
         if let Some(wake_up) = pass.take() {
-            driver.request_pass(Party::Task, hook, wake_up);
-            if driver.requests.stopped() == Stop::Running && driver.requests.scan_pending() {
-                // The pass ran out of rounds (ticks kept coming due while it
-                // woke tasks): the rest after the tasks it woke had a turn.
+            let more = driver.request_pass(Party::Task, hook, wake_up);
+            if more && driver.requests.stopped() == Stop::Running {
+                // This task's pass ran out of rounds (ticks kept coming due
+                // while it woke tasks): the rest after the tasks it woke had
+                // a turn. Only then: a scan raised while another party runs
+                // its pass is that party's, and looping on it here would
+                // spin for as long as that pass takes.
                 tokio::task::yield_now().await;
                 pass = Some(true);
                 continue;

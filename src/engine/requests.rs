@@ -123,7 +123,8 @@ impl<T> Requests<T> {
     }
 
     /// Asks for a whole pass. Returns whether the driver task must be told
-    /// (a scan left to it, or it must end).
+    /// (a scan left to it, or it must end); for the task itself, whether
+    /// its own pass ran out of rounds and left it a scan to run again.
     #[must_use = "the driver task must be told when this returns true"]
     pub(crate) fn pass(&self, party: Party, work: &impl Work<T>, wake_up: bool) -> bool {
         // A swap, not a store (see `scan`).
@@ -153,6 +154,7 @@ impl<T> Requests<T> {
     }
 
     /// Whether a scan is raised and not yet run (left to the task).
+    #[cfg(tickwheel_loom)]
     pub(crate) fn scan_pending(&self) -> bool {
         self.scan.load(Ordering::SeqCst)
     }
@@ -181,9 +183,11 @@ impl<T> Requests<T> {
     }
 
     /// Runs every request raised so far, and those raised meanwhile, as far
-    /// as `party` may. Returns whether the task must be told.
+    /// as `party` may. Returns whether the task must be told (see `pass`).
     fn run(&self, party: Party, work: &impl Work<T>, mut wake_up: bool) -> bool {
         let mut tell_task = false;
+        // A pass run here answered `LeftToTask`.
+        let mut left_here = false;
         self.lock.request(|state| {
             if self.retire.load(Ordering::SeqCst) {
                 work.retire(state);
@@ -215,10 +219,14 @@ impl<T> Requests<T> {
                 Outcome::LeftToTask => {
                     let _ = self.scan.swap(true, Ordering::SeqCst);
                     tell_task = true;
+                    left_here = true;
                 }
                 Outcome::Armed | Outcome::Parked => {}
             }
         });
-        tell_task && party != Party::Task
+        match party {
+            Party::Task => left_here,
+            Party::Hook | Party::Registration => tell_task,
+        }
     }
 }
