@@ -98,6 +98,15 @@ pub fn table(targets: &[Target]) -> String {
     s
 }
 
+/// A per-repetition figure, repetition by repetition (`0.43, 0.40, ...`).
+fn fmt_by_rep(per_rep: &PerRep) -> String {
+    per_rep
+        .values()
+        .map(|x| format!("{x:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Whether `holds` is true of every repetition, if all `reps` are there.
 pub fn every_rep(per_rep: &PerRep, reps: usize, holds: impl Fn(f64) -> bool) -> Option<bool> {
     if per_rep.len() < reps || reps == 0 {
@@ -161,11 +170,7 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
         judged: true,
         detail: format!(
             "tickwheel / tokio by repetition: {}; tickwheel {} ns, tokio {} ns, pingora {} ns{}",
-            ratios
-                .values()
-                .map(|x| format!("{x:.2}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            fmt_by_rep(&ratios),
             fmt_spread(Spread::of(t.values().copied()), 1),
             fmt_spread(Spread::of(k.values().copied()), 1),
             fmt_spread(pingora, 1),
@@ -726,11 +731,7 @@ fn w1_mt_on_alt_timer(r: &Results) -> Target {
         judged: true,
         detail: format!(
             "tickwheel / tokio alt by repetition: {}; tickwheel {} ns, tokio alt {} ns",
-            ratios
-                .values()
-                .map(|x| format!("{x:.2}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            fmt_by_rep(&ratios),
             fmt_spread(Spread::of(t.values().copied()), 1),
             fmt_spread(Spread::of(k.values().copied()), 1),
         ),
