@@ -59,15 +59,15 @@
 //! Nothing above relies on the task, and nothing above survives tokio not
 //! calling the hook back (a lost wake-up, a waker queued and never run, a
 //! registration thread descheduled while it holds the pass lock). So the
-//! task keeps a tokio sleep of its own for the boundary of the earliest
-//! `due` plus [`backstop_slack`] (two ticks, at least 2 ms). When it fires
-//! and that tick is still due, the hook has failed: the task runs the pass
-//! itself (counted in `Stats::backstop_passes`). When it fires and the
-//! wheel has moved on, the task re-arms it for the new earliest `due`, so
-//! while timers are pending the task wakes about once per slack, never per
-//! tick, and when none is pending it holds no sleep at all: an idle timer
-//! costs no wake-ups. A registration earlier than the backstop's tick tells
-//! the task, which moves the backstop (see the backstop handshake in
+//! task keeps a tokio sleep of its own, the [`Backstop`], for the boundary
+//! of the earliest `due` plus [`backstop_slack`] (two ticks, at least
+//! 2 ms). When it fires and that tick is still due, the hook has failed:
+//! the task runs the pass itself (counted in `Stats::backstop_passes`).
+//! While the hook keeps the wheel moving, its passes move the backstop on
+//! too (without waking the task), so the task does not wake at all; when
+//! nothing is pending there is no backstop: an idle timer costs no
+//! wake-ups. A registration earlier than the backstop's tick tells the
+//! task, which moves the backstop (see the backstop handshake in
 //! `shared.rs`).
 //!
 //! So a due sleep completes at its tick boundary when tokio calls back as
@@ -82,7 +82,6 @@
 //! waiting forever.
 
 use std::future::{poll_fn, Future};
-use std::pin::Pin;
 #[cfg(test)]
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
@@ -91,6 +90,7 @@ use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
 
 use crate::engine::alarm::{Alarm, Arming};
+use crate::engine::backstop::Backstop;
 use crate::engine::notice::Reasons;
 use crate::engine::requests::{Outcome, Party, Requests, Stop, Work};
 use crate::engine::shard::WAKE_BATCH;
@@ -110,12 +110,6 @@ const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
 /// runs after the woken tasks had a turn. Lower caps cost lateness: with 8,
 /// W6's p99 (1M timers) nearly doubled.
 const PASS_ROUNDS: usize = 64;
-
-/// How far behind its boundary a due tick may fall before the backstop runs
-/// a pass: two ticks, and at least 2 ms (tokio's own resolution is 1 ms).
-pub(crate) fn backstop_slack(tick_ns: u64) -> Duration {
-    Duration::from_nanos(tick_ns.saturating_mul(2)).max(Duration::from_millis(2))
-}
 
 /// Shuts the timer down when the driver ends, however it ends.
 struct ShutDownOnExit(Arc<Inner>);
@@ -154,9 +148,14 @@ struct Driver {
     inner: Arc<Inner>,
     /// The parties' requests, and the state a pass works on.
     requests: Requests<PassState>,
+    /// The task's backstop, moved on by passes too.
+    backstop: Backstop,
     /// Test-only: the hook does nothing, as if tokio never called it back.
     #[cfg(test)]
     hook_suppressed: AtomicBool,
+    /// Test-only: how often the task has woken from its wait.
+    #[cfg(test)]
+    task_wakes: std::sync::atomic::AtomicU64,
 }
 
 /// The driver's work on the state behind the pass lock, with the hook to
@@ -219,11 +218,13 @@ impl Driver {
             };
             let Some(boundary) = boundary else {
                 state.alarm.disarm();
+                self.backstop.follow(inner, None);
                 return Outcome::Parked;
             };
             match state.alarm.arm(boundary, hook, || shared.now()) {
                 Arming::Waiting | Arming::Stuck => {
                     debug_assert!(state.alarm.wakes_by(boundary), "armed for {boundary:?}");
+                    self.backstop.follow(inner, Some(boundary));
                     return Outcome::Armed;
                 }
                 Arming::Due => wake_up = false, // came due meanwhile: again
@@ -379,8 +380,11 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
             buffer: Vec::with_capacity(WAKE_BATCH),
             alarm: Alarm::new(guard.0.runtime.clone()),
         }),
+        backstop: Backstop::new(guard.0.config().tick_ns),
         #[cfg(test)]
         hook_suppressed: AtomicBool::new(false),
+        #[cfg(test)]
+        task_wakes: std::sync::atomic::AtomicU64::new(0),
     });
     #[cfg(all(test, not(tickwheel_loom)))]
     tests::remember(&guard.0, &driver);
@@ -407,8 +411,7 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
 async fn drive(driver: &Driver, hook: &Waker) {
     let inner = &*driver.inner;
     let shared = &inner.shared;
-    let slack = backstop_slack(inner.config().tick_ns);
-    let mut backstop: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let slack = driver.backstop.slack();
     debug!("driver started", shards = inner.shards.len() as u64);
     // The first pass is the task's start, not a wake-up.
     let mut pass = Some(false);
@@ -437,41 +440,16 @@ async fn drive(driver: &Driver, hook: &Waker) {
                 return;
             }
         }
-        // The backstop covers the earliest due tick (the handshake in
-        // `shared.rs`: store, then read the dues again).
-        let covered = loop {
-            let due = inner.earliest_due();
-            shared.set_backstop(due);
-            if inner.earliest_due() >= due {
-                break due;
-            }
-        };
-        // Never for a moment already past: after a backstop pass that could
-        // not run (left to a party holding the pass lock), the next check
-        // comes a slack later, not at once.
-        let earliest = shared.now().checked_add(slack);
-        match shared
-            .clock
-            .tick_instant(covered)
-            .and_then(|boundary| boundary.checked_add(slack))
-            .map(|at| earliest.map_or(at, |earliest| at.max(earliest)))
-        {
-            Some(at) => match &mut backstop {
-                Some(sleep) => sleep.as_mut().reset(at),
-                None => backstop = Some(Box::pin(tokio::time::sleep_until(at))),
-            },
-            None => backstop = None,
-        }
+        driver.backstop.cover(inner);
         let woke = poll_fn(|cx| {
             if let Poll::Ready(why) = shared.notice().poll_rung(cx) {
                 return Poll::Ready(Some(why));
             }
-            match &mut backstop {
-                Some(sleep) => sleep.as_mut().poll(cx).map(|()| None),
-                None => Poll::Pending,
-            }
+            driver.backstop.poll(cx).map(|()| None)
         })
         .await;
+        #[cfg(test)]
+        driver.task_wakes.fetch_add(1, Ordering::Relaxed);
         match woke {
             Some(why) if why.contains(Reasons::PASS) => pass = Some(true),
             Some(_) => {} // a registration earlier than the backstop: move it
@@ -651,6 +629,116 @@ mod tests {
                     );
                 }
                 assert!(timer.stats().backstop_passes >= 1);
+            });
+        }
+    }
+
+    /// Sleeps of `ms` registered on `timer` one per millisecond, `count` of
+    /// them, each awaited in a task of its own that returns how late it
+    /// completed (paused or real clock).
+    async fn trickle(
+        timer: &Timer,
+        count: u64,
+        ms: u64,
+        sleepers: &mut tokio::task::JoinSet<(Duration, Duration)>,
+    ) {
+        for _ in 0..count {
+            let d = Duration::from_millis(ms);
+            let start = Instant::now();
+            let sleep = timer.sleep(d);
+            sleepers.spawn(async move {
+                sleep.await;
+                (d, Instant::now() - start)
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// While the hook keeps the wheel moving, its passes move the backstop
+    /// on: a trickle of sleeps coming due every millisecond for 200 ms
+    /// wakes the driver task a few times at most (its start, the first
+    /// registration), where a backstop only the task moved woke it once
+    /// per slack (about 100 times). Each sleep is exactly on time, none by
+    /// the backstop.
+    #[test]
+    fn while_the_hook_keeps_the_wheel_moving_the_task_sleeps() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let driver = driver_of(&timer);
+            let mut sleepers = tokio::task::JoinSet::new();
+            trickle(&timer, 10, 5, &mut sleepers).await; // under way
+            let before = driver.task_wakes.load(Ordering::Relaxed);
+            trickle(&timer, 200, 5, &mut sleepers).await;
+            let woke = driver.task_wakes.load(Ordering::Relaxed) - before;
+            assert!(woke <= 2, "the task woke {woke} times in 200 ms");
+            while let Some(done) = sleepers.join_next().await {
+                let (d, took) = done.unwrap();
+                assert_eq!(took, d, "a {d:?} sleep");
+            }
+            assert_eq!(timer.stats().backstop_passes, 0);
+            assert_eq!(timer.stats().fired, 210);
+        });
+    }
+
+    /// The backstop as the hook's passes last moved it still wakes the
+    /// task: the hook gone in the middle of a trickle, every sleep still
+    /// pending completes by its boundary plus the slack (2 ms), exactly on
+    /// the paused clock, and none early.
+    #[test]
+    fn a_backstop_the_hook_moved_still_fires_once_the_hook_is_gone() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let mut sleepers = tokio::task::JoinSet::new();
+            trickle(&timer, 50, 5, &mut sleepers).await;
+            suppress_hook(&timer);
+            trickle(&timer, 20, 5, &mut sleepers).await;
+            let slack = Duration::from_millis(2);
+            let mut late = 0;
+            while let Some(done) = sleepers.join_next().await {
+                let (d, took) = done.unwrap();
+                assert!(took >= d, "a {d:?} sleep completed after {took:?}");
+                assert!(took <= d + slack, "a {d:?} sleep completed after {took:?}");
+                late += u32::from(took > d);
+            }
+            assert!(late > 0, "the hook was suppressed");
+            assert!(timer.stats().backstop_passes >= 1);
+            assert_eq!(timer.stats().fired, 70);
+        });
+    }
+
+    /// The same on a real clock, on tokio's usual timer and (built with
+    /// `--cfg tokio_unstable`) its alternative one, whose `reset` may not
+    /// keep the waker a sleep was polled with: the hook gone in the middle
+    /// of a trickle, no sleep completes early or is lost, each within its
+    /// deadline plus tick plus slack plus 250 ms of scheduling noise.
+    #[test]
+    fn on_a_real_clock_a_backstop_the_hook_moved_still_fires() {
+        let _watchdog = crate::engine::wheel::watchdog::Watchdog::start();
+        #[allow(unused_mut)] // one runtime without tokio_unstable
+        let mut runtimes = vec![tokio::runtime::Builder::new_multi_thread()];
+        #[cfg(tokio_unstable)]
+        runtimes.push({
+            let mut alt = tokio::runtime::Builder::new_multi_thread();
+            alt.enable_alt_timer();
+            alt
+        });
+        for mut builder in runtimes {
+            let rt = builder.worker_threads(2).enable_all().build().unwrap();
+            rt.block_on(async {
+                let timer = Timer::new();
+                let mut sleepers = tokio::task::JoinSet::new();
+                trickle(&timer, 30, 3, &mut sleepers).await;
+                suppress_hook(&timer);
+                trickle(&timer, 30, 3, &mut sleepers).await;
+                while let Some(done) = sleepers.join_next().await {
+                    let (d, took) = done.unwrap();
+                    assert!(took >= d, "a {d:?} sleep completed after {took:?}");
+                    assert!(
+                        took <= d + Duration::from_millis(253),
+                        "a {d:?} sleep completed after {took:?}"
+                    );
+                }
+                assert_eq!(timer.stats().fired, 60);
             });
         }
     }

@@ -25,6 +25,8 @@
 //! - [`wheel`]: one shard's hashed wheel (ring, overflow, slab of entries).
 //! - [`driver`]: the task that advances the wheels on tokio's clock.
 //! - [`alarm`]: the driver's tokio sleep, armed for the next busy tick.
+//! - [`backstop`]: the driver task's own tokio sleep, for when tokio does
+//!   not call the driver back.
 //! - [`pass_lock`]: one driver pass at a time, run by whoever asks first.
 //! - [`notice`]: the one way to the driver task.
 //! - [`clock`], [`context`]: the timer's clock, and which runtime is current.
@@ -36,6 +38,7 @@
 //!   panic containment for wakers, and diagnostics.
 
 pub(crate) mod alarm;
+pub(crate) mod backstop;
 pub(crate) mod clock;
 pub(crate) mod context;
 pub(crate) mod driver;
