@@ -49,6 +49,9 @@ pub(crate) fn backstop_slack(tick_ns: u64) -> Duration {
 pub(crate) struct Backstop {
     armed: Mutex<Armed>,
     slack: Duration,
+    /// Test-only: how often a pass has moved it.
+    #[cfg(test)]
+    pub(crate) moves: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -65,11 +68,20 @@ impl Backstop {
         Backstop {
             armed: Mutex::new(Armed::default()),
             slack: backstop_slack(tick_ns),
+            #[cfg(test)]
+            moves: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
-    pub(crate) fn slack(&self) -> Duration {
-        self.slack
+    /// Whether the earliest due tick's boundary is the slack or more behind
+    /// now: the hook has not kept the wheel moving.
+    pub(crate) fn behind(&self, inner: &Inner) -> bool {
+        let shared = &inner.shared;
+        shared
+            .clock
+            .tick_instant(inner.earliest_due())
+            .and_then(|boundary| boundary.checked_add(self.slack))
+            .is_some_and(|late| late <= shared.now())
     }
 
     /// Driver task: arms the backstop for the earliest due tick.
@@ -91,6 +103,9 @@ impl Backstop {
         if boundary.is_some_and(|boundary| sleep.deadline() > boundary) {
             return; // the next pass comes first and can move it then
         }
+        #[cfg(test)]
+        self.moves
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.cover_locked(&mut armed, inner);
         let Armed { sleep, task } = &mut *armed;
         if let (Some(sleep), Some(task)) = (sleep, task) {
