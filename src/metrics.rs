@@ -160,7 +160,7 @@ use tokio::time::Instant;
 
 use crate::engine::state::Inner;
 use crate::stats::Stats;
-use crate::timer::{stats_of, Timer};
+use crate::timer::Timer;
 use crate::LatenessHistogram;
 
 /// Where the metrics say they come from (recorders may filter on it).
@@ -610,7 +610,7 @@ impl Publishing {
     /// Records a sample; the last one if `last`.
     fn sample(&mut self, last: bool) {
         if let Some(mut publisher) = self.publisher.take() {
-            publisher.record(&stats_of(&self.inner));
+            publisher.record(&Stats::of(&self.inner));
             self.state.samples.fetch_add(1, Ordering::Release);
             if !last {
                 self.publisher = Some(publisher);
@@ -631,7 +631,7 @@ impl Drop for Publishing {
         self.inner.after_drain(Box::new(move |inner| {
             // The handle may have stopped it meanwhile.
             if !state.stopped.load(Ordering::Acquire) {
-                publisher.record(&stats_of(inner));
+                publisher.record(&Stats::of(inner));
                 state.samples.fetch_add(1, Ordering::Release);
             }
         }));

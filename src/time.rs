@@ -75,7 +75,9 @@
 use std::future::IntoFuture;
 
 use crate::ambient;
-use crate::timer::{capacity_panic, Refuse, Timer, Until};
+use crate::error::capacity_panic;
+use crate::sleep::{Refuse, Until};
+use crate::timer::Timer;
 
 pub use std::time::Duration;
 pub use tokio::time::Instant;
