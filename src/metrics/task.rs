@@ -1,0 +1,250 @@
+//! The publishing task: samples a timer's stats every period until the
+//! timer shuts down, then takes a final sample, even when its runtime drops
+//! it first.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::handle::MetricsTask;
+use super::publisher::Publisher;
+use crate::engine::state::Inner;
+use crate::stats::Stats;
+use crate::timer::Timer;
+
+/// Spawns the task that [`Publisher::spawn`] describes, with its handle.
+pub(super) fn spawn(publisher: Publisher, timer: &Timer, period: Duration) -> MetricsTask {
+    let period = if period.is_zero() {
+        timer.tick()
+    } else {
+        period
+    };
+    let state = Arc::new(TaskState::default());
+    let publishing = Publishing {
+        inner: timer.inner().clone(),
+        publisher: Some(publisher),
+        state: state.clone(),
+    };
+    let task = timer.runtime().spawn(publish(publishing, period));
+    MetricsTask::new(task, state, period)
+}
+
+/// What a publishing task and its [`MetricsTask`] share.
+#[derive(Debug, Default)]
+pub(super) struct TaskState {
+    pub(super) samples: AtomicU64,
+    /// Set by the handle when it stops the task (dropped or cancelled):
+    /// the task then owes no final sample.
+    pub(super) stopped: AtomicBool,
+}
+
+/// The publishing task's state, which owes a final sample until it has
+/// taken one. The task takes it itself when it sees the timer shut down;
+/// when the task is dropped first (its runtime shutting down drops every
+/// task without polling it again, the driver's included, in an order of its
+/// own; or it never ran), `Drop` hands the final sample to the timer's
+/// shutdown, which takes it once every shard is drained (at once if they
+/// are): the final sample counts the timers the shutdown cancelled either
+/// way.
+struct Publishing {
+    inner: Arc<Inner>,
+    /// `None` once the final sample is taken, or while a sample is being
+    /// recorded (so a recorder that panics leaves nothing owed).
+    publisher: Option<Publisher>,
+    state: Arc<TaskState>,
+}
+
+impl Publishing {
+    /// Records a sample; the last one if `last`.
+    fn sample(&mut self, last: bool) {
+        if let Some(mut publisher) = self.publisher.take() {
+            publisher.record(&Stats::of(&self.inner));
+            self.state.samples.fetch_add(1, Ordering::Release);
+            if !last {
+                self.publisher = Some(publisher);
+            }
+        }
+    }
+}
+
+impl Drop for Publishing {
+    fn drop(&mut self) {
+        let Some(mut publisher) = self.publisher.take() else {
+            return;
+        };
+        if self.state.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        let state = self.state.clone();
+        self.inner.after_drain(Box::new(move |inner| {
+            // The handle may have stopped it meanwhile.
+            if !state.stopped.load(Ordering::Acquire) {
+                publisher.record(&Stats::of(inner));
+                state.samples.fetch_add(1, Ordering::Release);
+            }
+        }));
+    }
+}
+
+/// The publishing task: sample, wait for the next period or the timer's
+/// shutdown, repeat; after a shutdown, one final sample (and if the task is
+/// dropped first, `Publishing`'s `Drop` sees to it).
+async fn publish(mut publishing: Publishing, period: Duration) {
+    let mut next = Some(Instant::now());
+    loop {
+        publishing.sample(false);
+        let now = Instant::now();
+        next = next.and_then(|at| at.checked_add(period)).map(|at| {
+            if at > now {
+                at
+            } else {
+                // Late: no catch-up burst.
+                now.checked_add(period).unwrap_or(at)
+            }
+        });
+        // A period too long for the clock: only the shutdown is left.
+        let wait = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            () = publishing.inner.shut_down_notice() => {
+                publishing.sample(true);
+                return;
+            }
+            () = wait => {}
+        }
+    }
+}
+
+#[cfg(all(test, not(tickwheel_loom)))]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use ::metrics::{
+        Counter, CounterFn, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    };
+    use tokio_test::{assert_pending, task};
+
+    use super::{publish, Publishing, TaskState};
+    use crate::engine::wheel::watchdog::block_on_paused;
+    use crate::metrics::Publisher;
+    use crate::Timer;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    /// Counters' totals by name (gauges and histograms go nowhere).
+    #[derive(Clone, Default)]
+    struct Counters(Arc<Mutex<BTreeMap<String, u64>>>);
+
+    struct Cell(Counters, String);
+
+    impl CounterFn for Cell {
+        fn increment(&self, n: u64) {
+            *self.0 .0.lock().unwrap().entry(self.1.clone()).or_default() += n;
+        }
+        fn absolute(&self, n: u64) {
+            self.0 .0.lock().unwrap().insert(self.1.clone(), n);
+        }
+    }
+
+    impl Counters {
+        fn cancelled(&self) -> u64 {
+            let counters = self.0.lock().unwrap();
+            counters
+                .get("tickwheel_cancelled_total")
+                .copied()
+                .unwrap_or(0)
+        }
+    }
+
+    impl Recorder for Counters {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+            Counter::from_arc(Arc::new(Cell(self.clone(), key.name().to_owned())))
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+        fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::noop()
+        }
+    }
+
+    /// When the handle stops the task, if it does.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Stop {
+        Never,
+        BeforeTheRuntimeDropsIt,
+        AfterTheRuntimeDroppedIt,
+    }
+
+    /// A publishing task, polled once (its first sample), with 3 registered
+    /// sleeps on its timer, is dropped while the driver still runs (as a
+    /// shutting-down runtime may drop it before the driver); then the timer
+    /// shuts down. Returns the samples taken before the shutdown and after
+    /// it, and the cancellations recorded after it.
+    fn drop_the_task_before_the_driver(stop: Stop) -> (u64, u64, u64) {
+        let counters = Counters::default();
+        ::metrics::with_local_recorder(&counters, || {
+            block_on_paused(async {
+                let timer = Timer::new();
+                let mut sleeps: Vec<_> = (0..3).map(|_| task::spawn(timer.sleep(HOUR))).collect();
+                for sleep in &mut sleeps {
+                    assert_pending!(sleep.poll());
+                }
+                let state = Arc::new(TaskState::default());
+                let publishing = Publishing {
+                    inner: timer.inner().clone(),
+                    publisher: Some(Publisher::new()),
+                    state: state.clone(),
+                };
+                let mut task = task::spawn(publish(publishing, HOUR));
+                assert_pending!(task.poll());
+                let handle_stops = || state.stopped.store(true, super::Ordering::Release);
+                if stop == Stop::BeforeTheRuntimeDropsIt {
+                    handle_stops();
+                }
+                drop(task);
+                if stop == Stop::AfterTheRuntimeDroppedIt {
+                    handle_stops();
+                }
+                let before = state.samples.load(super::Ordering::Acquire);
+                assert_eq!(counters.cancelled(), 0, "recorded before the drain");
+                assert_eq!(timer.shutdown(), 3);
+                let after = state.samples.load(super::Ordering::Acquire);
+                (before, after, counters.cancelled())
+            })
+        })
+    }
+
+    /// Dropped before the driver, the task leaves its final sample to the
+    /// shutdown, which takes it once every shard is drained: it counts the
+    /// 3 sleeps the shutdown cancelled.
+    #[test]
+    fn a_task_dropped_before_the_shutdown_leaves_its_final_sample_to_it() {
+        assert_eq!(drop_the_task_before_the_driver(Stop::Never), (1, 2, 3));
+    }
+
+    /// A task its handle stopped owes no final sample, whether the handle
+    /// stopped it before the runtime dropped it or between that and the
+    /// shutdown.
+    #[test]
+    fn a_task_its_handle_stopped_takes_no_final_sample() {
+        for stop in [
+            Stop::BeforeTheRuntimeDropsIt,
+            Stop::AfterTheRuntimeDroppedIt,
+        ] {
+            assert_eq!(drop_the_task_before_the_driver(stop), (1, 1, 0));
+        }
+    }
+}
