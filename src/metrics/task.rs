@@ -1,9 +1,20 @@
 //! The publishing task: samples a timer's stats every period until the
 //! timer shuts down, then takes a final sample, even when its runtime drops
 //! it first.
+//!
+//! The final sample must count the timers the shutdown cancelled, so it is
+//! taken once the timer's shutdown has drained every shard
+//! ([`Inner::drained`]). A running task waits for that beside its next
+//! period. A task dropped first (its runtime's shutdown drops every task in
+//! an order of its own, the driver's among them, whose exit guard shuts
+//! the timer down) leaves a [`FinalSample`] behind, which waits for the
+//! drain as a waker of its own: the engine knows nothing of it.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -11,6 +22,7 @@ use tokio::time::Instant;
 use super::handle::MetricsTask;
 use super::publisher::Publisher;
 use crate::engine::state::Inner;
+use crate::engine::unwind::run_contained;
 use crate::stats::Stats;
 use crate::timer::Timer;
 
@@ -41,13 +53,11 @@ pub(super) struct TaskState {
 }
 
 /// The publishing task's state, which owes a final sample until it has
-/// taken one. The task takes it itself when it sees the timer shut down;
-/// when the task is dropped first (its runtime shutting down drops every
-/// task without polling it again, the driver's included, in an order of its
-/// own; or it never ran), `Drop` hands the final sample to the timer's
-/// shutdown, which takes it once every shard is drained (at once if they
-/// are): the final sample counts the timers the shutdown cancelled either
-/// way.
+/// taken one. The task takes it itself when it sees the timer's shutdown
+/// drained; when the task is dropped first (its runtime shutting down drops
+/// every task without polling it again; or it never ran), `Drop` takes it:
+/// at once if the timer is drained, else through a [`FinalSample`]. It
+/// counts the timers the shutdown cancelled either way.
 struct Publishing {
     inner: Arc<Inner>,
     /// `None` once the final sample is taken, or while a sample is being
@@ -71,27 +81,104 @@ impl Publishing {
 
 impl Drop for Publishing {
     fn drop(&mut self) {
-        let Some(mut publisher) = self.publisher.take() else {
+        let Some(publisher) = self.publisher.take() else {
             return;
         };
         if self.state.stopped.load(Ordering::Acquire) {
             return;
         }
-        let state = self.state.clone();
-        self.inner.after_drain(Box::new(move |inner| {
-            // The handle may have stopped it meanwhile.
-            if !state.stopped.load(Ordering::Acquire) {
-                publisher.record(&Stats::of(inner));
-                state.samples.fetch_add(1, Ordering::Release);
-            }
-        }));
+        FinalSample::wait(publisher, self.inner.clone(), self.state.clone());
+    }
+}
+
+/// The final sample of a publishing task dropped before it took it: it
+/// waits for the timer's drain ([`Inner::drained`]) as a waker, and the
+/// shutdown that drains the timer wakes it on its own thread, where it
+/// records the sample (a recorder's panic contained: that thread may be
+/// the driver's exit guard in a runtime's shutdown).
+///
+/// While it waits, nothing but the drain's waiter list holds it: the waker
+/// registered there owns it, and it owns the future that holds the waiter
+/// (a cycle the wake breaks). A shutdown that never comes (a runtime
+/// leaked, never dropped) leaves it waiting, as it leaves the runtime's
+/// tasks.
+struct FinalSample {
+    /// `None` once taken (or skipped: the handle stopped the task).
+    waiting: Mutex<Option<Waiting>>,
+    state: Arc<TaskState>,
+}
+
+/// What a [`FinalSample`] holds until it is taken.
+struct Waiting {
+    drained: Pin<Box<dyn Future<Output = ()> + Send>>,
+    publisher: Publisher,
+    inner: Arc<Inner>,
+}
+
+impl FinalSample {
+    /// Takes the final sample once `inner`'s timer is drained: at once if it
+    /// is.
+    fn wait(publisher: Publisher, inner: Arc<Inner>, state: Arc<TaskState>) {
+        let waiting = Waiting {
+            drained: Box::pin(inner.drained()),
+            publisher,
+            inner,
+        };
+        let sample = Arc::new(FinalSample {
+            waiting: Mutex::new(Some(waiting)),
+            state,
+        });
+        sample.poll();
+    }
+
+    /// Polls the drain with this sample as its waker; once it is ready,
+    /// records the sample, unless the handle has stopped the task meanwhile.
+    fn poll(self: &Arc<Self>) {
+        // Held while polling only: no user code runs under it.
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(owed) = waiting.as_mut() else {
+            return;
+        };
+        let waker = Waker::from(self.clone());
+        if owed
+            .drained
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+        {
+            return;
+        }
+        let Some(Waiting {
+            mut publisher,
+            inner,
+            ..
+        }) = waiting.take()
+        else {
+            return;
+        };
+        drop(waiting);
+        if self.state.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        run_contained(|| {
+            publisher.record(&Stats::of(&inner));
+            self.state.samples.fetch_add(1, Ordering::Release);
+        });
+    }
+}
+
+impl Wake for FinalSample {
+    fn wake(self: Arc<Self>) {
+        self.poll();
     }
 }
 
 /// The publishing task: sample, wait for the next period or the timer's
-/// shutdown, repeat; after a shutdown, one final sample (and if the task is
-/// dropped first, `Publishing`'s `Drop` sees to it).
+/// drained shutdown, repeat; after the shutdown, one final sample (and if
+/// the task is dropped first, `Publishing`'s `Drop` sees to it).
 async fn publish(mut publishing: Publishing, period: Duration) {
+    let drained = publishing.inner.drained();
+    tokio::pin!(drained);
     let mut next = Some(Instant::now());
     loop {
         publishing.sample(false);
@@ -113,7 +200,7 @@ async fn publish(mut publishing: Publishing, period: Duration) {
         };
         tokio::select! {
             biased;
-            () = publishing.inner.shut_down_notice() => {
+            () = &mut drained => {
                 publishing.sample(true);
                 return;
             }
