@@ -212,6 +212,7 @@ async fn publish(mut publishing: Publishing, period: Duration) {
 #[cfg(all(test, not(tickwheel_loom)))]
 mod tests {
     use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
@@ -297,7 +298,7 @@ mod tests {
                 };
                 let mut task = task::spawn(publish(publishing, HOUR));
                 assert_pending!(task.poll());
-                let handle_stops = || state.stopped.store(true, super::Ordering::Release);
+                let handle_stops = || state.stopped.store(true, Ordering::Release);
                 if stop == Stop::BeforeTheRuntimeDropsIt {
                     handle_stops();
                 }
@@ -305,10 +306,10 @@ mod tests {
                 if stop == Stop::AfterTheRuntimeDroppedIt {
                     handle_stops();
                 }
-                let before = state.samples.load(super::Ordering::Acquire);
+                let before = state.samples.load(Ordering::Acquire);
                 assert_eq!(counters.cancelled(), 0, "recorded before the drain");
                 assert_eq!(timer.shutdown(), 3);
-                let after = state.samples.load(super::Ordering::Acquire);
+                let after = state.samples.load(Ordering::Acquire);
                 (before, after, counters.cancelled())
             })
         })
@@ -333,5 +334,59 @@ mod tests {
         ] {
             assert_eq!(drop_the_task_before_the_driver(stop), (1, 1, 0));
         }
+    }
+
+    /// Panics on every counter once armed (gauges and histograms go
+    /// nowhere).
+    #[derive(Clone, Default)]
+    struct Armed(Arc<AtomicBool>);
+
+    impl Recorder for Armed {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> Counter {
+            assert!(!self.0.load(Ordering::SeqCst), "the recorder panics");
+            Counter::noop()
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+        fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::noop()
+        }
+    }
+
+    /// A recorder that panics in the final sample the shutdown wakes (the
+    /// task dropped before the driver) has its panic contained: the
+    /// shutdown returns, every sleep is woken, and the sample is not
+    /// counted.
+    #[test]
+    fn a_recorder_that_panics_in_the_final_sample_leaves_the_shutdown_whole() {
+        let recorder = Armed::default();
+        ::metrics::with_local_recorder(&recorder, || {
+            block_on_paused(async {
+                let timer = Timer::new();
+                let mut sleeps: Vec<_> = (0..3).map(|_| task::spawn(timer.sleep(HOUR))).collect();
+                for sleep in &mut sleeps {
+                    assert_pending!(sleep.poll());
+                }
+                let state = Arc::new(TaskState::default());
+                let publishing = Publishing {
+                    inner: timer.inner().clone(),
+                    publisher: Some(Publisher::new()),
+                    state: state.clone(),
+                };
+                let mut task = task::spawn(publish(publishing, HOUR));
+                assert_pending!(task.poll());
+                drop(task);
+                recorder.0.store(true, Ordering::SeqCst);
+                assert_eq!(timer.shutdown(), 3);
+                for sleep in &sleeps {
+                    assert!(sleep.is_woken(), "the shutdown woke every sleep");
+                }
+                assert_eq!(state.samples.load(Ordering::Acquire), 1);
+            })
+        });
     }
 }
