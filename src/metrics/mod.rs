@@ -66,8 +66,9 @@
 //! - with the runtime, which it never keeps alive: a runtime shutting down
 //!   drops its tasks without polling them again, the timer's driver among
 //!   them, in an order of its own. The task's final sample is then taken as
-//!   it is dropped, or, if it is dropped before the driver, by the timer's
-//!   shutdown once it has cancelled every timer: either way it counts the
+//!   it is dropped, or, if it is dropped before the driver, as soon as the
+//!   timer's shutdown (the driver's, as it is dropped) has cancelled every
+//!   timer, on the thread that shuts it down: either way it counts the
 //!   timers the shutdown cancelled. A task the runtime dropped before it
 //!   ever ran takes that final sample alone; one whose handle was dropped
 //!   first (such as a `MetricsTask` held in `main`'s future, dropped when
