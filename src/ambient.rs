@@ -60,8 +60,8 @@ use crate::engine::shard::Shard;
 use crate::engine::state::{Config, Inner};
 use crate::engine::tokio_compat;
 use crate::error::{BuildError, Error, TryCurrentError};
-use crate::sleep::Sleep;
-use crate::timer::{self, Refuse, Timer, Until};
+use crate::sleep::{sleep_on, Refuse, Sleep, Until};
+use crate::timer::Timer;
 
 /// The default timer of each runtime that has one.
 ///
@@ -191,7 +191,7 @@ impl Timer {
 #[track_caller]
 pub(crate) fn sleep(until: Until, refuse: Refuse) -> Result<Sleep, Error> {
     match cached_shard() {
-        Some(shard) => timer::sleep_on(shard, until, refuse),
+        Some(shard) => sleep_on(shard, until, refuse),
         None => Timer::current().make_sleep(until, refuse),
     }
 }

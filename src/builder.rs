@@ -400,8 +400,8 @@ mod tests {
         );
     }
 
-    /// By default, two shards per worker of the driver's runtime: a
-    /// current-thread runtime no longer locks a shard per core of the machine
+    /// By default, two shards per worker of the driver's runtime, so a
+    /// current-thread runtime does not lock a shard per core of the machine
     /// on every driver pass.
     #[test]
     fn shards_default_to_two_per_worker() {

@@ -389,3 +389,10 @@ pub(crate) fn shutdown_panic() -> ! {
          use the try_* methods to handle this without panicking"
     )
 }
+
+/// The panicking forms' answer to a wait refused at `max_pending` (a
+/// shut-down timer has already panicked in [`shutdown_panic`]).
+#[track_caller]
+pub(crate) fn capacity_panic(err: Error) -> ! {
+    panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
+}

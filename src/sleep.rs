@@ -6,6 +6,10 @@
 //! pinned or self-referential parts), so it is `Unpin`, and it is 24 bytes:
 //! its shard, its deadline as nanoseconds from the timer's origin, and the
 //! key of its entry.
+//!
+//! [`sleep_on`] makes one, for every way in (a `Timer` handle, the runtime's
+//! default timer, the integrations): the deadline as an [`Until`], and what
+//! a refusal does as a [`Refuse`].
 
 use std::fmt;
 use std::future::Future;
@@ -20,7 +24,7 @@ use crate::engine::clock::Clock;
 use crate::engine::shard::{Polled, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::wheel::{Insert, Key, Reset, MAX_KEY};
-use crate::error::Error;
+use crate::error::{shutdown_panic, Error};
 
 /// `key` values above every real slab key name the other states.
 const UNCHECKED: u32 = u32::MAX;
@@ -100,6 +104,48 @@ pub struct Sleep {
     /// A slab key while registered, else one of the state constants above.
     key: u32,
     generation: u32,
+}
+
+/// A new sleep on `shard`, the calling thread's shard of its timer.
+#[track_caller]
+#[inline]
+pub(crate) fn sleep_on(shard: Arc<Shard>, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
+    let shared = &shard.shared;
+    if shared.is_shutdown() {
+        return match refuse {
+            Refuse::Error => Err(Error::shutdown()),
+            Refuse::Panic => shutdown_panic(),
+        };
+    }
+    shared.try_reserve()?;
+    let clock = &shared.clock;
+    match until {
+        Until::After(duration) => {
+            let deadline = clock.offset_after(shared.now(), duration);
+            if duration.is_zero() {
+                return Ok(Sleep::done(shard, deadline));
+            }
+            Ok(Sleep::new(shard, deadline, true))
+        }
+        Until::At(instant) => {
+            let deadline = clock.offset(instant);
+            Ok(Sleep::new(shard, deadline, false))
+        }
+    }
+}
+
+/// How a new sleep's deadline is given.
+#[derive(Clone, Copy)]
+pub(crate) enum Until {
+    After(Duration),
+    At(Instant),
+}
+
+/// What to do when a new sleep cannot be made.
+#[derive(Clone, Copy)]
+pub(crate) enum Refuse {
+    Panic,
+    Error,
 }
 
 impl Sleep {

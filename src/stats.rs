@@ -9,9 +9,12 @@
 
 use std::fmt;
 use std::ops::Sub;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::engine::lateness::LatenessHistogram;
+use crate::engine::shard::Tally;
+use crate::engine::state::Inner;
 
 /// A snapshot of a timer's activity, from [`Timer::stats`](crate::Timer::stats).
 ///
@@ -118,6 +121,35 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// A snapshot of the timer behind `inner`: [`Timer::stats`], for those
+    /// that hold the state without a handle (a handle would keep an orphaned
+    /// driver running).
+    ///
+    /// [`Timer::stats`]: crate::Timer::stats
+    pub(crate) fn of(inner: &Inner) -> Stats {
+        let mut tally = Tally::default();
+        for shard in inner.shards.iter() {
+            shard.tally_into(&mut tally);
+        }
+        Stats {
+            live: inner.live(),
+            max_pending: inner.shared.max_pending(),
+            pending: tally.pending,
+            registered: tally.registered,
+            fired: tally.fired,
+            cancelled: tally.cancelled,
+            migrated: tally.migrated,
+            ticks: inner.clock_tick.load(Ordering::Relaxed),
+            wakeups: inner.wakeups.load(Ordering::Relaxed),
+            wake_panics: inner.wake_panics.load(Ordering::Relaxed),
+            backstop_passes: inner.backstop_passes.load(Ordering::Relaxed),
+            grid_missed: inner.grid_missed,
+            entry_bytes: tally.entry_bytes,
+            lateness: Lateness::of(&tally.lateness),
+            lateness_histogram: tally.lateness,
+        }
+    }
+
     /// How many more sleeps the timer accepts before
     /// [`max_pending`](crate::Builder::max_pending) refuses one
     /// (`max_pending - live`), or `None` for a timer without a limit.

@@ -13,9 +13,9 @@
 //! Finding the current runtime's timer takes no lock: each thread remembers
 //! the last one it used, and asks tokio which runtime is current (one clone
 //! of its handle, as `tokio::time::sleep` does), so a sleep through these
-//! functions costs about what `tokio::time::sleep` costs, and about 20%
-//! more than `timer.sleep(d)` on a held [`Timer`]: in a hot loop, hold one
-//! (`let timer = Timer::current();`).
+//! functions costs about what `tokio::time::sleep` costs, and a little more
+//! than `timer.sleep(d)` on a held [`Timer`] (the lookup; BENCHMARKS.md has
+//! the figures): in a hot loop, hold one (`let timer = Timer::current();`).
 //!
 //! What stays different from `tokio::time` is the wheel's: deadlines round
 //! up to the next tick (1 ms by default, counted from the timer's start),
@@ -75,7 +75,9 @@
 use std::future::IntoFuture;
 
 use crate::ambient;
-use crate::timer::{capacity_panic, Refuse, Timer, Until};
+use crate::error::capacity_panic;
+use crate::sleep::{Refuse, Until};
+use crate::timer::Timer;
 
 pub use std::time::Duration;
 pub use tokio::time::Instant;

@@ -11,11 +11,10 @@ use tokio::time::Instant;
 
 use crate::builder::Builder;
 use crate::engine::driver;
-use crate::engine::shard::{Shard, Tally};
 use crate::engine::state::{Config, Inner};
-use crate::error::{shutdown_panic, Error};
-use crate::sleep::Sleep;
-use crate::stats::{Lateness, Stats};
+use crate::error::{capacity_panic, Error};
+use crate::sleep::{sleep_on, Refuse, Sleep, Until};
+use crate::stats::Stats;
 use crate::timeout::Timeout;
 
 /// A hashed-wheel timer: a cheap, cloneable handle to one wheel and its driver
@@ -427,7 +426,7 @@ impl Timer {
     /// # }
     /// ```
     pub fn stats(&self) -> Stats {
-        stats_of(&self.inner)
+        Stats::of(&self.inner)
     }
 
     /// The current time on the timer's clock: `tokio::time::Instant::now()`
@@ -633,79 +632,6 @@ impl Timer {
     }
 }
 
-/// [`Timer::stats`] of the timer behind `inner`, for those that hold the
-/// state without a handle (a handle would keep an orphaned driver running).
-pub(crate) fn stats_of(inner: &Inner) -> Stats {
-    let mut tally = Tally::default();
-    for shard in inner.shards.iter() {
-        shard.tally_into(&mut tally);
-    }
-    Stats {
-        live: inner.live(),
-        max_pending: inner.shared.max_pending(),
-        pending: tally.pending,
-        registered: tally.registered,
-        fired: tally.fired,
-        cancelled: tally.cancelled,
-        migrated: tally.migrated,
-        ticks: inner.clock_tick.load(Ordering::Relaxed),
-        wakeups: inner.wakeups.load(Ordering::Relaxed),
-        wake_panics: inner.wake_panics.load(Ordering::Relaxed),
-        backstop_passes: inner.backstop_passes.load(Ordering::Relaxed),
-        grid_missed: inner.grid_missed,
-        entry_bytes: tally.entry_bytes,
-        lateness: Lateness::of(&tally.lateness),
-        lateness_histogram: tally.lateness,
-    }
-}
-
-/// A new sleep on `shard`, the calling thread's shard of its timer.
-#[track_caller]
-#[inline]
-pub(crate) fn sleep_on(shard: Arc<Shard>, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
-    let shared = &shard.shared;
-    if shared.is_shutdown() {
-        return match refuse {
-            Refuse::Error => Err(Error::shutdown()),
-            Refuse::Panic => shutdown_panic(),
-        };
-    }
-    shared.try_reserve()?;
-    let clock = &shared.clock;
-    match until {
-        Until::After(duration) => {
-            let deadline = clock.offset_after(shared.now(), duration);
-            if duration.is_zero() {
-                return Ok(Sleep::done(shard, deadline));
-            }
-            Ok(Sleep::new(shard, deadline, true))
-        }
-        Until::At(instant) => {
-            let deadline = clock.offset(instant);
-            Ok(Sleep::new(shard, deadline, false))
-        }
-    }
-}
-
-/// How a new sleep's deadline is given.
-#[derive(Clone, Copy)]
-pub(crate) enum Until {
-    After(Duration),
-    At(Instant),
-}
-
-/// What to do when a new sleep cannot be made.
-#[derive(Clone, Copy)]
-pub(crate) enum Refuse {
-    Panic,
-    Error,
-}
-
-#[track_caller]
-pub(crate) fn capacity_panic(err: Error) -> ! {
-    panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
-}
-
 impl Clone for Timer {
     fn clone(&self) -> Self {
         self.inner.shared.add_handle();
@@ -738,7 +664,7 @@ impl fmt::Debug for Timer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::shard;
+    use crate::engine::shard::{self, Tally};
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::mpsc;

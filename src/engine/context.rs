@@ -14,9 +14,8 @@
 //! (`block_in_place(|| b.block_on(..))`) keeps its task id while runtime
 //! `b`'s context is current, and a `LocalSet` task keeps its id when the
 //! set is driven first by one runtime and later by another. A per-thread
-//! table by task id (what this module once kept) handed out the first
-//! runtime's timer and clock in both cases, so a sleep made there fired on
-//! a runtime nobody was driving.
+//! table by task id would hand out the first runtime's timer and clock in
+//! both cases, so a sleep made there would fire on a runtime nobody drives.
 
 use tokio::runtime::{self, Handle};
 

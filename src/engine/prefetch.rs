@@ -11,10 +11,8 @@
 //! the rest of the bucket's walk, instead of being paid one after another,
 //! each behind the previous wake's locked instruction.
 //!
-//! On a runtime with 200,000 tasks each awaiting one sleep over a second
-//! (`compare`'s W9), the hint took the time tokio's wake spends on the
-//! task's header from about 13% of the process's CPU to under 1%
-//! (BENCHMARKS.md).
+//! `compare`'s W9 (a task per sleep) measures what the hint saves; the
+//! figures are in BENCHMARKS.md.
 //!
 //! The hint is `PREFETCHT0`, on x86 and x86_64; elsewhere it does nothing
 //! (`core::arch`'s prefetch hints for other targets are unstable).

@@ -2,9 +2,9 @@
 //! task: the handle (`timer.rs`) and the driver (`driver.rs`) both reach down
 //! to it, and it reaches up to neither.
 
-use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
@@ -15,7 +15,6 @@ use crate::engine::shard::{self, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::tokio_compat::on_tokio_grid;
 use crate::engine::trace::debug;
-use crate::engine::unwind::run_contained;
 use crate::engine::wheel::Wheel;
 
 /// Validated settings, from [`Builder`](crate::Builder).
@@ -47,17 +46,13 @@ pub(crate) struct Inner {
     pub(crate) grid_missed: bool,
     /// The runtime hosting the driver; scheduled tasks are spawned on it.
     pub(crate) runtime: Handle,
-    /// Told when the timer shuts down, for tasks that wait on something
-    /// other than the wheel (the metrics publisher waits on `tokio::time`,
-    /// so that it is not a timer of its own in the stats it reports).
-    stopped: Notify,
-    /// Set once a shutdown has drained every shard, just before `stopped`
-    /// is told: the shutdown flag itself is set before the drain. Stored
-    /// under the `after_drain` lock, so work handed to `after_drain` either
-    /// sees it set or is run by the shutdown that sets it.
+    /// Set once a shutdown has drained every shard, just before
+    /// `drained_told` is told: the shutdown flag itself is set before the
+    /// drain.
     drained: AtomicBool,
-    /// Work waiting for the shutdown's drain (see `after_drain`).
-    after_drain: Mutex<AfterDrain>,
+    /// Told when `drained` is set, for whatever waits on something other
+    /// than the wheel for the timer's end (see [`Inner::drained`]).
+    drained_told: Arc<Notify>,
     config: Config,
 }
 
@@ -117,9 +112,8 @@ impl Inner {
             backstop_passes: AtomicU64::new(0),
             grid_missed,
             runtime: handle.clone(),
-            stopped: Notify::new(),
             drained: AtomicBool::new(false),
-            after_drain: Mutex::new(AfterDrain::default()),
+            drained_told: Arc::new(Notify::new()),
             config,
         })
     }
@@ -139,72 +133,42 @@ impl Inner {
         }
         // Every shard has been drained by now, by this call or by a
         // concurrent one holding its lock before this call took it: the
-        // counters are final. Only then is the shutdown announced, so a
-        // last look at the statistics sees every cancellation.
-        let waiting = {
-            let mut waiting = self.lock_after_drain();
-            self.drained.store(true, Ordering::Release);
-            std::mem::take(&mut waiting.0)
-        };
+        // counters are final. Only then is the drain announced, so a last
+        // look at the statistics sees every cancellation.
+        self.drained.store(true, Ordering::Release);
         self.shared.nudge();
-        self.stopped.notify_waiters();
         if first || total > 0 {
             debug!("timer shut down", woken = total as u64);
         }
-        // Last: this may be the driver's exit guard, and nothing here may
-        // keep it from waking the tasks above.
-        for work in waiting {
-            run_contained(|| work(self));
-        }
+        // Last: this may be the driver's exit guard, and the tasks above
+        // are woken already whatever a waiter's waker does.
+        self.drained_told.notify_waiters();
         total
-    }
-
-    /// Runs `work` once the timer has shut down and drained every shard,
-    /// so the statistics it reads count every timer the shutdown cancelled:
-    /// at once if that has happened, else at the end of the shutdown, on
-    /// the thread that shuts the timer down (the driver's exit guard, when
-    /// its runtime drops it; or a `Timer::shutdown` call). A panic in
-    /// `work` is contained. Work handed over before a shutdown that never
-    /// comes (a runtime leaked, never dropped) is never run.
-    ///
-    /// For the metrics publisher's final sample when its runtime drops it:
-    /// the runtime drops its tasks in an order of its own, the publisher's
-    /// possibly before the driver's, whose exit guard shuts the timer down.
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
-    pub(crate) fn after_drain(&self, work: DrainedWork) {
-        let mut waiting = self.lock_after_drain();
-        if !self.drained.load(Ordering::Acquire) {
-            waiting.0.push(work);
-            return;
-        }
-        drop(waiting);
-        run_contained(|| work(self));
-    }
-
-    fn lock_after_drain(&self) -> std::sync::MutexGuard<'_, AfterDrain> {
-        // The lock is never held while user code runs; poison is harmless.
-        self.after_drain
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Resolves once the timer has shut down and drained every shard (at
     /// once if it already has), so the statistics read after it count every
-    /// timer the shutdown cancelled. Cancel safe: dropping it loses nothing,
-    /// the flag is rechecked.
-    #[cfg(feature = "metrics")]
-    pub(crate) async fn shut_down_notice(&self) {
-        let notified = self.stopped.notified();
-        tokio::pin!(notified);
-        // Registered before the flag is read: a shutdown after the read
-        // finds this waiter (the flag is set before `notify_waiters`). The
-        // flag is the drain's, not the shutdown flag, which is set before
-        // the shards are drained.
-        notified.as_mut().enable();
-        if self.drained.load(Ordering::Acquire) {
-            return;
+    /// timer the shutdown cancelled. It borrows nothing, so it can be kept
+    /// after whatever made it is gone, and polled by any waker (it is woken
+    /// on the thread that shuts the timer down, at the end of the shutdown).
+    /// Cancel safe: dropping it loses nothing, the flag is rechecked.
+    // Its one user is the `metrics` feature's publisher.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn drained(self: &Arc<Self>) -> impl Future<Output = ()> + Send + use<> {
+        let inner = Arc::clone(self);
+        let told = Arc::clone(&self.drained_told).notified_owned();
+        async move {
+            tokio::pin!(told);
+            // Registered before the flag is read: a shutdown after the read
+            // finds this waiter (the flag is set before `notify_waiters`).
+            // The flag is the drain's, not the shutdown flag, which is set
+            // before the shards are drained.
+            told.as_mut().enable();
+            if inner.drained.load(Ordering::Acquire) {
+                return;
+            }
+            told.await;
         }
-        notified.await;
     }
 
     /// No `Sleep` or `Timeout` of this timer exists any more (each holds a
@@ -241,21 +205,6 @@ impl Inner {
 
     pub(crate) fn shard(&self) -> &Arc<Shard> {
         &self.shards[shard::index_for_current_thread(self.shards.len())]
-    }
-}
-
-/// Work that reads a drained timer's state (see [`Inner::after_drain`]).
-pub(crate) type DrainedWork = Box<dyn FnOnce(&Inner) + Send>;
-
-/// Work waiting for a shutdown's drain.
-#[derive(Default)]
-struct AfterDrain(Vec<DrainedWork>);
-
-impl fmt::Debug for AfterDrain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AfterDrain")
-            .field("waiting", &self.0.len())
-            .finish()
     }
 }
 

@@ -11,8 +11,8 @@ use ::tower::{Layer, Service};
 use pin_project_lite::pin_project;
 
 use crate::ambient;
-use crate::sleep::Sleep;
-use crate::timer::{Timer, Until};
+use crate::sleep::{Sleep, Until};
+use crate::timer::Timer;
 
 /// Applies a [`Timeout`] to every request of the HTTP services it wraps,
 /// like tower-http's `TimeoutLayer`, with the deadlines on the wheel.

@@ -20,8 +20,8 @@ use tokio::time::Instant;
 
 use crate::ambient;
 use crate::error::Error;
-use crate::sleep::Sleep;
-use crate::timer::{Refuse, Timer, Until};
+use crate::sleep::{Refuse, Sleep, Until};
+use crate::timer::Timer;
 
 /// Lets hyper 1.x run its timers on this wheel: pass a clone of the timer to
 /// a connection builder's `timer` method. (Feature `hyper`.)

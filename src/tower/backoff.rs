@@ -11,8 +11,8 @@ use ::tower::retry::backoff::{Backoff as TowerBackoff, MakeBackoff};
 
 use crate::ambient;
 use crate::retry::{Backoff, Delays};
-use crate::sleep::Sleep;
-use crate::timer::{Timer, Until};
+use crate::sleep::{Sleep, Until};
+use crate::timer::Timer;
 
 /// `tower::retry`'s backoff maker for [`retry::Backoff`](Backoff) settings,
 /// waiting on the default timer of the runtime each wait starts in.

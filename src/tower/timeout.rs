@@ -11,8 +11,9 @@ use pin_project_lite::pin_project;
 
 use crate::ambient;
 use crate::error::Error;
+use crate::sleep::Until;
 use crate::timeout::Timeout as TimeoutFuture;
-use crate::timer::{Timer, Until};
+use crate::timer::Timer;
 
 /// Applies a [`Timeout`] to every request of the services it wraps, like
 /// `tower::timeout::TimeoutLayer`, with the deadlines on the wheel.
