@@ -47,9 +47,9 @@ use std::time::{Duration, Instant};
 use tickwheel_bench::multi_thread;
 
 use crate::measure::{lateness_ns, Lateness};
+use crate::rng::Rng;
 use crate::systems::{emit, Busy, Figures, Sizes, Sys};
 use crate::trickle::fire_tick;
-use crate::workloads::Rng;
 
 /// The work of each round, between two yields.
 const WORK: Duration = Duration::from_micros(5);

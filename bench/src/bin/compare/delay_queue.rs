@@ -37,8 +37,8 @@ use std::time::{Duration, Instant};
 use tickwheel_bench::{current_thread, new_timer};
 
 use crate::measure::{cpu_ns, lateness_ns, live_bytes, Lateness};
-use crate::report::{fmt_opt, fmt_spread, ratio};
-use crate::results::{Results, Spread};
+use crate::results::{fmt_opt, fmt_spread, ratio, Results, Spread};
+use crate::rng::Rng;
 use crate::runs::Variant;
 use crate::systems::{emit, Figures, Sizes, Sys, Work};
 use crate::targets::{self, every_rep, median, Target};
@@ -91,18 +91,10 @@ impl Queue for tokio_util::time::DelayQueue<u64> {
     }
 }
 
-/// Deterministic pseudo-random delays in `[lo, hi)` (xorshift64*), the same
-/// for both queues.
-fn delays(count: usize, lo: Duration, hi: Duration, mut seed: u64) -> Vec<Duration> {
-    (0..count)
-        .map(|_| {
-            seed ^= seed >> 12;
-            seed ^= seed << 25;
-            seed ^= seed >> 27;
-            let x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D);
-            lo + (hi - lo).mul_f64((x >> 11) as f64 / (1u64 << 53) as f64)
-        })
-        .collect()
+/// Deterministic pseudo-random delays in `[lo, hi)`, the same for both
+/// queues.
+fn delays(count: usize, lo: Duration, hi: Duration, seed: u64) -> Vec<Duration> {
+    Rng::new(seed).durations(count, lo, hi)
 }
 
 /// Runs `f` with a fresh queue of `sys` in a task spawned on a

@@ -174,7 +174,8 @@
 //! `registrations` and `http` (W1 to W13, run in a child), `wrk` (the load
 //! generator's command line and report),
 //! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
-//! `measure` (the counting allocator, CPU time and context switches),
+//! `measure` (the counting allocator, CPU time and context switches), `rng`
+//! (the seeded pseudo-random numbers every workload draws from),
 //! `results` (figures by repetition, min / median / max), `report` (the
 //! table), `targets` (MET or MISSED), `chart` (text and SVG); the runtimes
 //! and the W1 future are shared with the criterion bench
@@ -192,6 +193,7 @@ mod registrations;
 mod report;
 mod resets;
 mod results;
+mod rng;
 mod runs;
 mod shards;
 mod systems;
@@ -211,9 +213,8 @@ use options::{Child, Options, USAGE};
 use report::{print_report, rows, Notes};
 use results::Results;
 use runs::{runs_of, Plan, Variant};
-use systems::{Work, FULL, QUICK};
+use systems::{Figures, Sizes, Sys, Work, FULL, QUICK};
 use targets::targets;
-use workloads::run_child;
 
 /// The repository root: the workspace's lock file and default target
 /// directory are there, not in this member's directory.
@@ -273,6 +274,33 @@ fn clock_costs() -> (f64, f64) {
         black_box(tokio::time::Instant::now());
     });
     (std_ns, tokio_ns)
+}
+
+/// Runs `work` for `sys`: the one place that knows which file holds which
+/// workload.
+fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
+    let mut out = Figures::new();
+    let out_ = &mut out;
+    match work {
+        Work::W1Ct => workloads::run_serial(sys, sizes, false, out_),
+        Work::W1Mt => workloads::run_w1_mt(sys, sizes, out_),
+        Work::W2 => workloads::run_serial(sys, sizes, true, out_),
+        Work::W3 => workloads::run_w3(sys, sizes, out_),
+        Work::W4 => workloads::run_w4(sys, sizes, out_),
+        Work::W5 => workloads::run_w5(sys, sizes, out_),
+        Work::W6 => workloads::run_w6(sys, sizes, out_),
+        Work::W7 => resets::run_w7(sys, sizes, out_),
+        Work::W8 => trickle::run_w8(sys, sizes, false, out_),
+        Work::W8Mt => trickle::run_w8(sys, sizes, true, out_),
+        Work::W9Ct => task_sleeps::run_w9(sys, sizes, false, out_),
+        Work::W9Mt => task_sleeps::run_w9(sys, sizes, true, out_),
+        Work::W11(shards) => shards::run_w11(shards, sys, sizes, out_),
+        Work::W12(busy) => busy::run_w12(busy, sys, sizes, out_),
+        Work::W13 => registrations::run_w13(sys, sizes, out_),
+        Work::W10(http) => http::run_w10(http, sys, sizes, out_),
+        Work::Dq1 | Work::Dq2 | Work::Dq3 => delay_queue::run_dq(work, sys, sizes, out_),
+    }
+    out
 }
 
 /// A child: apply its settings, run its workload, print its figures.

@@ -5,36 +5,10 @@
 
 use std::fmt::Write as _;
 
-use crate::results::{paired, PerRep, Results, Spread};
+use crate::results::{fmt_opt, fmt_spread, paired, ratio, PerRep, Results, Spread};
 use crate::runs::{Run, Variant};
 use crate::systems::{Busy, Http, Shards, Sys, Work};
 use crate::targets::{self, Target};
-
-pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
-}
-
-/// `min / median / max`, or one figure where the three agree at `digits`.
-pub fn fmt_spread(s: Option<Spread>, digits: usize) -> String {
-    match s {
-        None => "-".to_string(),
-        Some(s) => {
-            let [min, median, max] = [s.min, s.median, s.max].map(|v| format!("{v:.digits$}"));
-            if min == max {
-                median
-            } else {
-                format!("{min} / {median} / {max}")
-            }
-        }
-    }
-}
-
-pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-        _ => None,
-    }
-}
 
 /// A column of the table: a timer as measured in the default rows.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

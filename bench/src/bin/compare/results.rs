@@ -1,5 +1,6 @@
-//! What the children reported, by run and repetition, and the spread of a
-//! figure over the repetitions (min / median / max).
+//! What the children reported, by run and repetition, the spread of a
+//! figure over the repetitions (min / median / max), and how a figure is
+//! written in the report.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +35,32 @@ impl Spread {
             median,
             max: v[n - 1],
         })
+    }
+}
+
+pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// `min / median / max`, or one figure where the three agree at `digits`.
+pub fn fmt_spread(s: Option<Spread>, digits: usize) -> String {
+    match s {
+        None => "-".to_string(),
+        Some(s) => {
+            let [min, median, max] = [s.min, s.median, s.max].map(|v| format!("{v:.digits$}"));
+            if min == max {
+                median
+            } else {
+                format!("{min} / {median} / {max}")
+            }
+        }
+    }
+}
+
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
     }
 }
 

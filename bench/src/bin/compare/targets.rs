@@ -16,8 +16,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::{fmt_opt, fmt_spread, ratio};
-use crate::results::{paired, PerRep, Results, Spread};
+use crate::results::{fmt_opt, fmt_spread, paired, ratio, PerRep, Results, Spread};
 use crate::runs::Variant;
 use crate::systems::{Busy, Http, Shape, Shards, Sys, Work};
 

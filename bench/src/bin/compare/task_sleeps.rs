@@ -56,8 +56,8 @@ use tokio::runtime::Runtime;
 use tokio::sync::Notify;
 
 use crate::measure::cpu_ns;
+use crate::rng::Rng;
 use crate::systems::{emit, Figures, Sizes, Sys};
-use crate::workloads::Rng;
 
 /// How long the last task may take to finish before the child gives up.
 const GIVE_UP: Duration = Duration::from_secs(60);

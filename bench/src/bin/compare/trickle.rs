@@ -70,8 +70,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::measure::{context_switches, cpu_ns, lateness_ns, Lateness, NOT_FIRED};
+use crate::rng::Rng;
 use crate::systems::{emit, Figures, Sizes, Sys};
-use crate::workloads::Rng;
 
 /// One registration per this, on a fixed schedule.
 const PERIOD: Duration = Duration::from_millis(1);
