@@ -14,14 +14,14 @@
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
 //! cargo run --release -p tickwheel-bench -- --quick --workloads w13
 //! cargo run --release -p tickwheel-bench -- --quick --alt-timer --workloads w1mt,w12 # on the alt timer too
-//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9ct,w9mt,w11
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9,w11 # W9's shapes, W11
 //! sh bench/scripts/install-wrk.sh                     # wrk, for W10 (Debian package)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 10 minutes
 //! ```
 //!
 //! `--workloads` runs only the workloads it names (comma-separated, as
-//! `--child` names them, or `w11` for W11's three shard counts, `w12` for
-//! W12's four configurations, `w10` for W10's six, `w10-base` for its four
+//! `--child` names them, or `w9` for W9's six shapes and runtimes, `w11` for
+//! W11's three shard counts, `w12` for W12's four configurations, `w10` for W10's six, `w10-base` for its four
 //! baseline ones); the targets of the others say NO DATA, and the charts of
 //! the last full run are left as they are.
 //!
@@ -97,17 +97,20 @@
 //!   (`w8mt`, tickwheel at its default tick and tokio). What the 1 ms
 //!   default costs a lightly loaded service, and whether its sleeps are as
 //!   timely as tokio's there; see `trickle` for how it is paced.
-//! - W9 a task per sleep (issue "Speed 4"): 200k tasks (20k with
-//!   `--quick`) spawned by one task, each `async move { sleep(d).await }`
-//!   with `d` pseudo-random over 0-1 s (0-0.3 s with `--quick`), on a
-//!   current-thread runtime (`w9ct`) and on 2 workers (`w9mt`); tickwheel
-//!   through `tickwheel::time::sleep` on the runtime's default timer,
-//!   against `tokio::time::sleep`. Process CPU time from the first spawn to
-//!   the last task's end, per task, and its overhead above the floor (the
-//!   same tasks each awaiting a future that is pending once and wakes its
-//!   own task: the suspend, wake and second poll any wait costs, without a
-//!   timer); sleeps returned before their deadline (must be 0). See
-//!   `task_sleeps` for why that floor.
+//! - W9 a task per sleep: 200k tasks (20k with `--quick`), each
+//!   `async move { sleep(d).await }` with `d` up to 1 s (0.3 s with
+//!   `--quick`), on a current-thread runtime and on 2 workers, in three
+//!   shapes: spawned by a task (`w9ct`, `w9mt`: pseudo-random `d`, the early
+//!   check), and spawned from `block_on`, collected by a `JoinSet`
+//!   (`w9ct-joinset`, `w9mt-joinset`) or counted down to a `Notify`
+//!   (`w9ct-notify`, `w9mt-notify`), task `i` sleeping `1 ms + (i * 7919 us
+//!   mod 1 s)`; tickwheel through `tickwheel::time::sleep` on the runtime's
+//!   default timer, against `tokio::time::sleep`. Process CPU time from the
+//!   first spawn to the last task's end, per task, and its overhead above
+//!   the floor (the same tasks each awaiting a future that is pending once
+//!   and wakes its own task: the suspend, wake and second poll any wait
+//!   costs, without a timer). See `task_sleeps` for why that floor and what
+//!   differs between the shapes.
 //! - W11 shards (issue "Speed 4"): tickwheel alone, a timer built with
 //!   `Builder::shards(n)` for 4, 16 and 64 (a child each: `w11-4`,
 //!   `w11-16`, `w11-64`) installed as a 2-worker runtime's default: the
@@ -292,8 +295,7 @@ fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
         Work::W7 => resets::run_w7(sys, sizes, out_),
         Work::W8 => trickle::run_w8(sys, sizes, false, out_),
         Work::W8Mt => trickle::run_w8(sys, sizes, true, out_),
-        Work::W9Ct => task_sleeps::run_w9(sys, sizes, false, out_),
-        Work::W9Mt => task_sleeps::run_w9(sys, sizes, true, out_),
+        Work::W9(tasks) => task_sleeps::run_w9(tasks, sys, sizes, out_),
         Work::W11(shards) => shards::run_w11(shards, sys, sizes, out_),
         Work::W12(busy) => busy::run_w12(busy, sys, sizes, out_),
         Work::W13 => registrations::run_w13(sys, sizes, out_),

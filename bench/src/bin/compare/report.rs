@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::results::{fmt_opt, fmt_spread, paired, ratio, PerRep, Results, Spread};
 use crate::runs::{Run, Variant};
-use crate::systems::{Busy, Http, Shards, Sys, Work};
+use crate::systems::{Busy, Http, Shards, Sys, TaskSleeps, Work};
 use crate::targets::{self, Target};
 
 /// A column of the table: a timer as measured in the default rows.
@@ -569,16 +569,18 @@ fn w9_table(r: &Results) -> String {
     let mut s = String::new();
     let plain = Variant::Plain;
     let size = |key| {
-        [Work::W9Ct, Work::W9Mt]
+        TaskSleeps::ALL
             .into_iter()
-            .find_map(|work| r.get(work, Sys::Tokio, key))
+            .find_map(|tasks| r.get(Work::W9(tasks), Sys::Tokio, key))
     };
     let _ = writeln!(
         s,
-        "\nW9 task per sleep: {} tasks spawned, each awaiting one sleep of a pseudo-random \
-         0-{} ms (tickwheel::time::sleep on the runtime's default timer, or \
-         tokio::time::sleep); the floor's tasks await instead a future pending once that wakes \
-         its own task. CPU: the process's, from the first spawn to the last task's end; above \
+        "\nW9 task per sleep: {} tasks, each awaiting one sleep of up to {} ms \
+         (tickwheel::time::sleep on the runtime's default timer, or tokio::time::sleep), in \
+         three shapes: spawned by a task and counted down to a Notify (pseudo-random \
+         deadlines), and spawned from block_on and collected by a JoinSet or counted down to a \
+         Notify (task i sleeping 1 ms + (i x 7919 us mod the spread)); the floor's tasks await \
+         instead a future pending once that wakes its own task. CPU: the process's, from the first spawn to the last task's end; above \
          the floor: CPU per task less the floor's of the same repetition. W3's sleeps are never \
          re-polled or dropped by a task that awaited them: W9 is the headline for sleeps \
          awaited by tasks.\n",
@@ -587,11 +589,12 @@ fn w9_table(r: &Results) -> String {
     );
     let _ = writeln!(
         s,
-        "| runtime | system | CPU s | CPU ns per task | above the floor, ns per sleep | \
+        "| runtime | shape | system | CPU s | CPU ns per task | above the floor, ns per sleep | \
          above the floor / tokio's (medians) | early |"
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
-    for (work, runtime) in [(Work::W9Ct, "current-thread"), (Work::W9Mt, "2 workers")] {
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|");
+    for tasks in TaskSleeps::ALL {
+        let (work, runtime, shape) = (Work::W9(tasks), tasks.runtime(), tasks.label());
         let key = "cpu_ns_per_op";
         let tokio = r.overhead_spread_of(work, Sys::Tokio, plain, key);
         for (sys, label) in [
@@ -613,7 +616,7 @@ fn w9_table(r: &Results) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {runtime} | {label} | {} | {} | {above} | {to_tokio} | {} |",
+                "| {runtime} | {shape} | {label} | {} | {} | {above} | {to_tokio} | {} |",
                 fmt_spread(r.spread(work, sys, plain, "cpu_s"), 4),
                 fmt_spread(r.spread(work, sys, plain, key), 0),
                 fmt_spread(r.spread(work, sys, plain, "early"), 0),

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 
 use crate::results::{fmt_opt, fmt_spread, paired, ratio, PerRep, Results, Spread};
 use crate::runs::Variant;
-use crate::systems::{Busy, Http, Shape, Shards, Sys, Work};
+use crate::systems::{Busy, Http, Shape, Shards, Sys, TaskShape, TaskSleeps, Work};
 
 /// The ratios to tokio's medians (tokio's figure of the same repetition for
 /// W1 on 2 workers) that the targets ask of tickwheel's, at most; the report
@@ -308,8 +308,8 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     for work in [Work::W8, Work::W8Mt] {
         out.push(trickle_lateness(r, work));
     }
-    for work in [Work::W9Ct, Work::W9Mt] {
-        out.push(task_per_sleep(r, work));
+    for tasks in TaskSleeps::ALL {
+        out.push(task_per_sleep(r, tasks));
     }
     out.push(shard_heap(r));
     for (what, key, early) in [
@@ -331,30 +331,41 @@ pub fn targets(r: &Results, w6_tick_ms: u32) -> Vec<Target> {
     out
 }
 
-/// W9 on `work`'s runtime: tickwheel's median CPU per sleep above the floor
-/// (each repetition's less the floor of the same repetition) at most
-/// `W9_MAX` x tokio's, and no sleep early in any repetition.
-fn task_per_sleep(r: &Results, work: Work) -> Target {
+/// W9 in one shape on one runtime: tickwheel's median CPU per sleep above
+/// the floor (each repetition's less the floor of the same repetition) at
+/// most `W9_MAX` x tokio's, and, where the shape checks it (spawned by a
+/// task), no sleep early in any repetition.
+fn task_per_sleep(r: &Results, tasks: TaskSleeps) -> Target {
+    let work = Work::W9(tasks);
+    let spawned = tasks.shape == TaskShape::Spawned;
     let plain = Variant::Plain;
     let key = "cpu_ns_per_op";
     let tickwheel = r.overhead_spread_of(work, Sys::Tickwheel, plain, key);
     let tokio = r.overhead_spread_of(work, Sys::Tokio, plain, key);
     let early = r.per_rep(work, Sys::Tickwheel, plain, "early");
     let x = ratio(median(tickwheel), median(tokio));
-    let runtime = if work == Work::W9Mt {
-        "2 workers"
+    let name = if spawned {
+        format!("W9 task per sleep, {}", tasks.runtime())
     } else {
-        "current-thread"
+        format!("W9 task per sleep, {}, {}", tasks.runtime(), tasks.label())
     };
     Target {
-        name: format!("W9 task per sleep, {runtime}"),
+        name,
         rule: format!(
-            "CPU per sleep above the floor <= {W9_MAX} x tokio's (medians); \
-             0 early in every repetition"
+            "CPU per sleep above the floor <= {W9_MAX} x tokio's (medians){}",
+            if spawned {
+                "; 0 early in every repetition"
+            } else {
+                ""
+            }
         ),
         met: all_of([
             x.map(|x| x <= W9_MAX),
-            every_rep(&early, r.reps, |e| e == 0.0),
+            if spawned {
+                every_rep(&early, r.reps, |e| e == 0.0)
+            } else {
+                Some(true)
+            },
         ]),
         judged: true,
         detail: format!(
@@ -1478,8 +1489,14 @@ mod tests {
     #[test]
     fn w9_is_judged_on_overheads_above_each_repetitions_floor() {
         for (work, name) in [
-            (Work::W9Ct, "W9 task per sleep, current-thread"),
-            (Work::W9Mt, "W9 task per sleep, 2 workers"),
+            (
+                Work::W9(TaskSleeps::SPAWNED_CT),
+                "W9 task per sleep, current-thread",
+            ),
+            (
+                Work::W9(TaskSleeps::SPAWNED_MT),
+                "W9 task per sleep, 2 workers",
+            ),
         ] {
             // Overheads: tickwheel 400 and 600 (median 500), tokio 900 and
             // 1,100 (median 1,000): 0.5x. Against the raw figures (1,500
@@ -1541,12 +1558,30 @@ mod tests {
             assert_eq!(verdict(&no_floor, name), None, "{name}");
         }
         // Each runtime is judged on its own figures only.
-        let ct = w9(Work::W9Ct, [(1000.0, 1100.0, 2000.0); 2], [0.0; 2]);
+        let ct = w9(
+            Work::W9(TaskSleeps::SPAWNED_CT),
+            [(1000.0, 1100.0, 2000.0); 2],
+            [0.0; 2],
+        );
         assert_eq!(
             verdict(&ct, "W9 task per sleep, current-thread"),
             Some(true)
         );
         assert_eq!(verdict(&ct, "W9 task per sleep, 2 workers"), None);
+        // The shapes spawned from block_on read no clock in their tasks:
+        // judged on their CPU alone.
+        let joinset = w9(
+            Work::W9(TaskSleeps::JOINSET_MT),
+            [(1000.0, 1100.0, 2000.0); 2],
+            [0.0, 1.0],
+        );
+        assert_eq!(
+            verdict(
+                &joinset,
+                "W9 task per sleep, 2 workers, spawned from block_on, JoinSet"
+            ),
+            Some(true)
+        );
     }
 
     /// W11 over two repetitions: `key` per shard count (4, 16, 64) and
