@@ -5,6 +5,7 @@ use crate::systems::{Sys, Work};
 pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
                [--workloads LIST]
+       compare --goals
        compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|
                         w9ct-joinset|w9mt-joinset|w9ct-notify|w9mt-notify|w11-4|w11-16|w11-64|
                         w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|w13|
@@ -25,9 +26,10 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
                    or a family (w9: its six shapes and runtimes; w11: its three
                    shard counts; w12: its four configurations; w10: its six,
                    w10-base the four baseline ones), e.g. w8,w8mt,w9,w11,w12,w13;
-                   the targets of the others say NO DATA. W10 (an HTTP service
+                   the goals of the others say NO DATA. W10 (an HTTP service
                    under wrk) needs wrk (bench/scripts/install-wrk.sh) and runs
                    under --quick only when named here
+  --goals          print the performance goals (BENCHMARKS.md's table) and exit
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
@@ -58,6 +60,8 @@ pub struct Options {
     /// `None`: all of them.
     pub workloads: Option<Vec<Work>>,
     pub child: Option<Child>,
+    /// `--goals`: print the goals and exit.
+    pub goals: bool,
 }
 
 fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String> {
@@ -98,6 +102,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         w6_tick_ms: DEFAULT_W6_TICK_MS,
         workloads: None,
         child: None,
+        goals: false,
     };
     let mut tick_ms = None;
     let mut child = None;
@@ -122,6 +127,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                     None => return Err("--child needs a workload and a system".into()),
                 }
             }
+            "--goals" => options.goals = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -291,6 +297,7 @@ mod tests {
         assert!(parse(&args("--child w11 tickwheel")).is_err());
         assert!(parse(&args("--child w12 tokio")).is_err());
         assert!(parse(&args("--child w9 tokio")).is_err());
+        assert!(parse(&args("--goals")).unwrap().goals);
         assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());
     }
 }

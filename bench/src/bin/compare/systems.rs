@@ -146,6 +146,20 @@ impl Work {
         Work::ALL.into_iter().find(|w| w.name() == name)
     }
 
+    /// The configuration, as the report names it: the runtime, shape or
+    /// load that tells this workload from its family's others ("" for a
+    /// workload alone, and for W11, whose goals name their shard count).
+    pub fn configuration(self) -> String {
+        match self {
+            Work::W8 => "current-thread".into(),
+            Work::W8Mt => "2 workers".into(),
+            Work::W9(tasks) => format!("{}, {}", tasks.runtime(), tasks.label()),
+            Work::W12(busy) => busy.label(),
+            Work::W10(http) => http.label(),
+            _ => String::new(),
+        }
+    }
+
     /// Whether `--workloads` item `item` selects this workload: its name
     /// (and then only it), its family (`w9`, `w10`, `w11`, `w12`), or a
     /// part of its family before a dash (`w10-base` for every
