@@ -19,9 +19,7 @@
 
 use std::fmt::Write as _;
 
-use crate::results::{
-    every_rep, fmt_opt, fmt_spread, median, paired, ratio, PerRep, Results, Spread,
-};
+use crate::results::{every_rep, fmt_spread, median, paired, ratio, PerRep, Results, Spread};
 use crate::runs::Variant;
 use crate::systems::{Busy, Http, Shards, Sys, TaskSleeps, Work};
 
@@ -537,8 +535,8 @@ impl Condition {
                 ", {name} {}{unit}",
                 fmt_spread(spread(t_rep), self.digits)
             );
-            if !matches!(self.bound, Bound::Plus(_)) {
-                let _ = write!(detail, ": {}x", fmt_opt(x, 2));
+            if let (Some(x), false) = (x, matches!(self.bound, Bound::Plus(_))) {
+                let _ = write!(detail, ": {x:.2}x");
             }
         }
         let reps = r.reps;
@@ -659,7 +657,11 @@ impl Goal {
             "not judged: tickwheel on a runtime with tokio's alternative timer: {}",
             rules.join("; ")
         );
-        v.detail = format!("{holds}; {}", v.detail);
+        v.detail = if v.detail.starts_with("no figures") {
+            holds.to_string()
+        } else {
+            format!("{holds}; {}", v.detail)
+        };
         v.judged = false;
         v
     }
