@@ -1524,7 +1524,7 @@ mod tests {
     }
 
     #[test]
-    fn every_goal_names_what_it_protects_and_no_work_item() {
+    fn every_goal_says_what_it_is_compared_with_and_protects() {
         for g in GOALS {
             assert!(
                 !g.protects.is_empty() && !g.against.is_empty(),
@@ -1532,10 +1532,6 @@ mod tests {
                 g.name
             );
             assert!(!g.rule().starts_with("not judged"), "{}", g.name);
-        }
-        let table = markdown();
-        for word in ["issue", "Round", "Speed"] {
-            assert!(!table.contains(word), "{word}");
         }
     }
 
