@@ -16,7 +16,8 @@ CPU per operation, bytes, lateness. W5 (an idle runtime for 5 s) is left out:
 it counts wake-ups, which the check in `cargo test` (idle.rs) pins at 0.
 
 `--workloads` takes names as `compare --child` does, or a family: `w12` is
-W12's four configurations (`w12-1x100` ...), `w11` W11's three shard counts
+W12's four configurations (`w12-1x100` ...), `w9` W9's shapes on both
+runtimes (`w9ct`, `w9mt-joinset` ...), `w11` W11's three shard counts
 (`w11-4` ...), which are tickwheel alone (no tokio column). A workload the base's
 `compare` does not know (its `--help` lists the names `--child` takes) runs
 from the working tree alone: its rows show `after` and `tokio`, marked
@@ -61,11 +62,12 @@ def known_workloads(binary):
 
 
 def expand(items, known):
-    """Each item a workload name, or a family (`w12`: every `w12-...`), by
-    the names in `known`."""
+    """Each item a workload name, or a family (`w12`: every `w12-...`; `w9`:
+    `w9ct`, `w9mt` and their `-...` shapes), by the names in `known`."""
     names = []
     for item in items:
-        family = [k for k in known if k.startswith(item + "-")]
+        family = [k for k in known
+                  if k.startswith(item + "-") or re.fullmatch(re.escape(item) + r"(ct|mt)(-.*)?", k)]
         if item in known:
             names.append(item)
         elif family:

@@ -1,8 +1,8 @@
 //! W12, a busy runtime: are sleeps on time when every worker has a long run
-//! queue? (Issue "On time under load".) A multi-thread runtime of 1 or 2
-//! workers runs 100 or 1,000 tasks (one child per configuration and
-//! system), each looping on `tokio::task::yield_now().await` plus about
-//! 5 us of work, so the run queue is never empty; every tenth round a task
+//! queue? A multi-thread runtime of 1 or 2 workers runs 100 or 1,000 tasks
+//! (one child per configuration and system), each looping on
+//! `tokio::task::yield_now().await` plus about 5 us of work, so the run
+//! queue is never empty; every tenth round a task
 //! sleeps a pseudo-random 0.1-2 ms (each task its own seeded sequence, the
 //! same for every system) and records how late the sleep returned. The
 //! tasks run for 3 s (0.3 s with `--quick`), then finish the sleep they are
@@ -47,9 +47,9 @@ use std::time::{Duration, Instant};
 use tickwheel_bench::multi_thread;
 
 use crate::measure::{lateness_ns, Lateness};
+use crate::rng::Rng;
 use crate::systems::{emit, Busy, Figures, Sizes, Sys};
-use crate::trickle::fire_tick;
-use crate::workloads::Rng;
+use crate::trickle::driver_figures;
 
 /// The work of each round, between two yields.
 const WORK: Duration = Duration::from_micros(5);
@@ -106,22 +106,6 @@ async fn busy_task(sys: Sys, index: usize, stop: Arc<AtomicBool>) -> TaskLog {
     log
 }
 
-/// The distinct ticks of `tick` (counted from `grid`, a tick boundary) in
-/// which the `deadlines` fell.
-fn busy_ticks(
-    deadlines: impl IntoIterator<Item = Instant>,
-    grid: Instant,
-    tick: Duration,
-) -> usize {
-    let mut ticks: Vec<i128> = deadlines
-        .into_iter()
-        .map(|d| fire_tick(d.into(), grid.into(), tick))
-        .collect();
-    ticks.sort_unstable();
-    ticks.dedup();
-    ticks.len()
-}
-
 pub fn run_w12(busy: Busy, sys: Sys, sizes: Sizes, out: &mut Figures) {
     let rt = multi_thread(busy.workers());
     // The runtime's default timer, started before the load as the first
@@ -169,35 +153,7 @@ pub fn run_w12(busy: Busy, sys: Sys, sizes: Sizes, out: &mut Figures) {
     emit(out, "late_p99_ms", late.ms_at(0.99));
     emit(out, "late_max_ms", late.max_ms());
     if let (Some(timer), Some(before)) = (&timer, stats_before) {
-        let delta = timer.stats().delta(&before);
-        let (tick, grid) = (timer.tick(), timer.last_tick().into_std());
-        let busy_ticks = busy_ticks(
-            logs.iter().flat_map(|l| l.deadlines.iter().copied()),
-            grid,
-            tick,
-        );
-        let wakeups = delta.wakeups as f64;
-        emit(out, "tick_ms", tick.as_secs_f64() * 1e3);
-        emit(out, "driver_wakeups", wakeups);
-        emit(out, "wakeups_per_s", wakeups / window);
-        emit(out, "busy_ticks_per_s", busy_ticks as f64 / window);
-        emit(out, "wakeups_per_busy_tick", wakeups / busy_ticks as f64);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn busy_ticks_count_each_tick_with_a_deadline_once() {
-        let grid = Instant::now();
-        let us = Duration::from_micros;
-        let tick = Duration::from_millis(1);
-        // Tick 1 (0.1 ms and exactly 1 ms), tick 2 (1.5 ms), tick 0 (on the
-        // boundary), tick 5 (4.9 ms): 4 ticks.
-        let deadlines = [us(100), us(1_000), us(1_500), us(0), us(4_900)].map(|d| grid + d);
-        assert_eq!(busy_ticks(deadlines, grid, tick), 4);
-        assert_eq!(busy_ticks([], grid, tick), 0);
+        let deadlines = logs.iter().flat_map(|l| l.deadlines.iter());
+        driver_figures(out, timer, &before, deadlines.map(|&d| d.into()), window);
     }
 }

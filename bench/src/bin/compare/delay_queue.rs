@@ -1,7 +1,6 @@
 //! The delay-queue workloads, `tickwheel::DelayQueue` against tokio-util's
-//! `DelayQueue` (on `tokio::time`), each in its own child process, and their
-//! table and targets. In these workloads the `tokio` system is tokio-util's
-//! queue.
+//! `DelayQueue` (on `tokio::time`), each in its own child process. In these
+//! workloads the `tokio` system is tokio-util's queue.
 //!
 //! - DQ1 one million items (`u64`) inserted with delays of 1-2 s (so every
 //!   insert is done before the first deadline), then all drained as they
@@ -16,19 +15,18 @@
 //!   item and removes the one inserted 10,000 operations before. The first
 //!   row has one timeout (10 s), so the removed item is the one due first
 //!   (replies in order); a variant row has random delays (10-20 s). CPU ns
-//!   per operation; both rows have a target.
+//!   per operation; both rows have a goal.
 //! - DQ3 insert+reset churn, idle timeouts: the same start, each item with
 //!   its own timeout (10-20 s); each operation inserts an item and refreshes
 //!   one picked pseudo-randomly among all inserted so far to its own
 //!   timeout from now (so its deadline moves later). A variant row resets
 //!   to random delays instead, as often earlier as later; both rows have a
-//!   target.
+//!   goal.
 //!
 //! Both queues run on a current-thread runtime inside
 //! `tokio::task::unconstrained`, as W3 does: tickwheel's queue takes a unit of
 //! tokio's coop budget per item it yields, tokio-util's takes none.
 
-use std::fmt::Write as _;
 use std::future::{poll_fn, Future};
 use std::hint::black_box;
 use std::task::{Context, Poll};
@@ -37,11 +35,8 @@ use std::time::{Duration, Instant};
 use tickwheel_bench::{current_thread, new_timer};
 
 use crate::measure::{cpu_ns, lateness_ns, live_bytes, Lateness};
-use crate::report::{fmt_opt, fmt_spread, ratio};
-use crate::results::{Results, Spread};
-use crate::runs::Variant;
+use crate::rng::Rng;
 use crate::systems::{emit, Figures, Sizes, Sys, Work};
-use crate::targets::{self, every_rep, median, Target};
 
 /// Items pending while DQ2 and DQ3 churn.
 const STANDING: usize = 10_000;
@@ -91,18 +86,10 @@ impl Queue for tokio_util::time::DelayQueue<u64> {
     }
 }
 
-/// Deterministic pseudo-random delays in `[lo, hi)` (xorshift64*), the same
-/// for both queues.
-fn delays(count: usize, lo: Duration, hi: Duration, mut seed: u64) -> Vec<Duration> {
-    (0..count)
-        .map(|_| {
-            seed ^= seed >> 12;
-            seed ^= seed << 25;
-            seed ^= seed >> 27;
-            let x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D);
-            lo + (hi - lo).mul_f64((x >> 11) as f64 / (1u64 << 53) as f64)
-        })
-        .collect()
+/// Deterministic pseudo-random delays in `[lo, hi)`, the same for both
+/// queues.
+fn delays(count: usize, lo: Duration, hi: Duration, seed: u64) -> Vec<Duration> {
+    Rng::new(seed).durations(count, lo, hi)
 }
 
 /// Runs `f` with a fresh queue of `sys` in a task spawned on a
@@ -314,275 +301,5 @@ pub fn run_dq(work: Work, sys: Sys, sizes: Sizes, out: &mut Figures) {
             emit(out, "cpu_ns_per_op_random", random["cpu_ns_per_op"]);
         }
         _ => unreachable!("not a delay-queue workload"),
-    }
-}
-
-/// The delay-queue table rows: label, unit, digits, workload, figure.
-const ROWS: [(&str, &str, usize, Work, &str); 11] = [
-    ("DQ1 CPU: insert 1M, all expire", "s", 3, Work::Dq1, "cpu_s"),
-    ("DQ1 insert, wall", "ns/item", 1, Work::Dq1, "insert_ns"),
-    (
-        "DQ1 memory per item (u64 value)",
-        "B",
-        1,
-        Work::Dq1,
-        "bytes_per_item",
-    ),
-    ("DQ1 lateness p50", "ms", 2, Work::Dq1, "p50_ms"),
-    ("DQ1 lateness p99", "ms", 2, Work::Dq1, "p99_ms"),
-    ("DQ1 lateness max", "ms", 2, Work::Dq1, "max_ms"),
-    ("DQ1 early items", "", 0, Work::Dq1, "early"),
-    (
-        "DQ2 CPU: insert+remove, one timeout, in order",
-        "ns/op",
-        1,
-        Work::Dq2,
-        "cpu_ns_per_op",
-    ),
-    (
-        "DQ2 variant: random delays",
-        "ns/op",
-        1,
-        Work::Dq2,
-        "cpu_ns_per_op_random",
-    ),
-    (
-        "DQ3 CPU: insert+reset, idle timeouts refreshed",
-        "ns/op",
-        1,
-        Work::Dq3,
-        "cpu_ns_per_op",
-    ),
-    (
-        "DQ3 variant: reset to random delays",
-        "ns/op",
-        1,
-        Work::Dq3,
-        "cpu_ns_per_op_random",
-    ),
-];
-
-/// `key` of `sys`'s queue in `work` over the repetitions.
-fn spread(r: &Results, work: Work, sys: Sys, key: &str) -> Option<Spread> {
-    r.spread(work, sys, Variant::Plain, key)
-}
-
-/// The delay-queue table (tickwheel against tokio-util: min / median / max
-/// over the repetitions, and the ratio of the medians) and its targets.
-pub fn report(r: &Results) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "DelayQueue: tickwheel against tokio-util's (on tokio::time)\n"
-    );
-    let _ = writeln!(
-        s,
-        "| workload | unit | tickwheel | tokio-util | tickwheel / tokio-util |"
-    );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|");
-    for (label, unit, digits, work, key) in ROWS {
-        let (t, k) = (
-            spread(r, work, Sys::Tickwheel, key),
-            spread(r, work, Sys::Tokio, key),
-        );
-        let _ = writeln!(
-            s,
-            "| {label} | {unit} | {} | {} | {} |",
-            fmt_spread(t, digits),
-            fmt_spread(k, digits),
-            fmt_opt(ratio(median(t), median(k)), 2)
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\nEach figure is min / median / max over {} repetitions (one value where they agree), \
-         the two queues taking turns within each repetition; ratios are of the medians.",
-        r.reps
-    );
-    s.push_str(&targets::table(&targets(r)));
-    s
-}
-
-/// The delay-queue targets: CPU and memory at most half of tokio-util's
-/// (medians), DQ2's and DQ3's in both their variants, and DQ1's lateness
-/// within a tick and 2 ms (median p99) with no item early in any repetition.
-pub fn targets(r: &Results) -> Vec<Target> {
-    /// The ratio to tokio-util's median, at most.
-    const MAX: f64 = 0.5;
-    let mut out = Vec::new();
-    for (name, work, key, unit, digits) in [
-        ("DQ1 CPU", Work::Dq1, "cpu_s", "s", 3),
-        ("DQ1 memory per item", Work::Dq1, "bytes_per_item", "B", 1),
-        ("DQ2 CPU per op", Work::Dq2, "cpu_ns_per_op", "ns", 1),
-        (
-            "DQ2 CPU per op, random delays",
-            Work::Dq2,
-            "cpu_ns_per_op_random",
-            "ns",
-            1,
-        ),
-        ("DQ3 CPU per op", Work::Dq3, "cpu_ns_per_op", "ns", 1),
-        (
-            "DQ3 CPU per op, reset to random delays",
-            Work::Dq3,
-            "cpu_ns_per_op_random",
-            "ns",
-            1,
-        ),
-    ] {
-        let (t, k) = (
-            spread(r, work, Sys::Tickwheel, key),
-            spread(r, work, Sys::Tokio, key),
-        );
-        let x = ratio(median(t), median(k));
-        out.push(Target {
-            name: name.to_string(),
-            rule: format!("<= {MAX} x tokio-util's (medians)"),
-            met: x.map(|x| x <= MAX),
-            judged: true,
-            detail: format!(
-                "tickwheel {} {unit}, tokio-util {} {unit}: {}x",
-                fmt_spread(t, digits),
-                fmt_spread(k, digits),
-                fmt_opt(x, 2)
-            ),
-        });
-    }
-    let p99 = spread(r, Work::Dq1, Sys::Tickwheel, "p99_ms");
-    let tick = median(spread(r, Work::Dq1, Sys::Tickwheel, "resolution_ms"));
-    let early = r.per_rep(Work::Dq1, Sys::Tickwheel, Variant::Plain, "early");
-    out.push(Target {
-        name: "DQ1 lateness".to_string(),
-        rule: "p99 <= 1 tick + 2 ms (median); 0 early in every repetition".to_string(),
-        met: median(p99)
-            .zip(tick)
-            .map(|(p, t)| p <= t + 2.0)
-            .zip(every_rep(&early, r.reps, |e| e == 0.0))
-            .map(|(a, b)| a && b),
-        judged: true,
-        detail: format!(
-            "p99 {} ms (tick {} ms), early {}",
-            fmt_spread(p99, 2),
-            fmt_opt(tick, 0),
-            fmt_spread(Spread::of(early.values().copied()), 0)
-        ),
-    });
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runs::Run;
-
-    /// DQ figures of both queues, one map per repetition.
-    fn results(work: Work, reps: &[(Figures, Figures)]) -> Results {
-        let mut r = Results::new(reps.len());
-        for (rep, (tw, tu)) in reps.iter().enumerate() {
-            for (sys, figures) in [(Sys::Tickwheel, tw), (Sys::Tokio, tu)] {
-                let run = Run {
-                    work,
-                    sys,
-                    variant: Variant::Plain,
-                };
-                r.insert(run, rep, figures.clone());
-            }
-        }
-        r
-    }
-
-    fn figures(pairs: &[(&str, f64)]) -> Figures {
-        pairs.iter().map(|&(k, v)| (k.to_string(), v)).collect()
-    }
-
-    fn verdict(r: &Results, name: &str) -> Option<bool> {
-        targets(r)
-            .into_iter()
-            .find(|t| t.name == name)
-            .expect("the target")
-            .met
-    }
-
-    #[test]
-    fn cpu_targets_compare_medians() {
-        let op = |ns| figures(&[("cpu_ns_per_op", ns)]);
-        // Repetition 2 is slow for tickwheel (0.8x), but the medians are
-        // 40 against 100.
-        let r = results(
-            Work::Dq2,
-            &[
-                (op(40.0), op(100.0)),
-                (op(80.0), op(100.0)),
-                (op(30.0), op(90.0)),
-            ],
-        );
-        assert_eq!(verdict(&r, "DQ2 CPU per op"), Some(true));
-        let r = results(
-            Work::Dq2,
-            &[
-                (op(60.0), op(100.0)),
-                (op(80.0), op(100.0)),
-                (op(30.0), op(90.0)),
-            ],
-        );
-        assert_eq!(verdict(&r, "DQ2 CPU per op"), Some(false));
-        assert_eq!(verdict(&r, "DQ3 CPU per op"), None);
-    }
-
-    #[test]
-    fn lateness_needs_no_early_item_in_any_repetition() {
-        let dq1 =
-            |p99, early| figures(&[("p99_ms", p99), ("resolution_ms", 10.0), ("early", early)]);
-        // Median p99 12.5 ms, above the 10 ms tick + 2 ms.
-        let late = results(
-            Work::Dq1,
-            &[
-                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
-                (dq1(14.0, 0.0), dq1(1.0, 0.0)),
-            ],
-        );
-        assert_eq!(verdict(&late, "DQ1 lateness"), Some(false));
-        let on_time = results(
-            Work::Dq1,
-            &[
-                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
-                (dq1(12.5, 0.0), dq1(1.0, 0.0)),
-            ],
-        );
-        assert_eq!(verdict(&on_time, "DQ1 lateness"), Some(true));
-        let one_early = results(
-            Work::Dq1,
-            &[
-                (dq1(11.0, 0.0), dq1(1.0, 0.0)),
-                (dq1(11.0, 1.0), dq1(1.0, 0.0)),
-            ],
-        );
-        assert_eq!(verdict(&one_early, "DQ1 lateness"), Some(false));
-    }
-
-    #[test]
-    fn churn_targets_judge_both_variants_at_half_of_tokio_utils() {
-        for (work, key, name) in [
-            (Work::Dq2, "cpu_ns_per_op", "DQ2 CPU per op"),
-            (
-                Work::Dq2,
-                "cpu_ns_per_op_random",
-                "DQ2 CPU per op, random delays",
-            ),
-            (Work::Dq3, "cpu_ns_per_op", "DQ3 CPU per op"),
-            (
-                Work::Dq3,
-                "cpu_ns_per_op_random",
-                "DQ3 CPU per op, reset to random delays",
-            ),
-        ] {
-            let op = |ns| figures(&[(key, ns)]);
-            let half = results(work, &[(op(50.0), op(100.0)), (op(25.0), op(50.0))]);
-            let t = targets(&half).into_iter().find(|t| t.name == name).unwrap();
-            assert_eq!(t.met, Some(true), "{name}: {}", t.detail);
-            assert_eq!(t.rule, "<= 0.5 x tokio-util's (medians)");
-            let above = results(work, &[(op(51.0), op(100.0)), (op(25.5), op(50.0))]);
-            assert_eq!(verdict(&above, name), Some(false), "{name}");
-        }
     }
 }

@@ -1,4 +1,4 @@
-//! W10, an HTTP service under a real load generator (issue "Speed 4"): a
+//! W10, an HTTP service under a real load generator: a
 //! hyper 1.x HTTP/1 server with keep-alive on a loopback port, run in the
 //! child, driven by `wrk` (a process of its own, so its CPU is not the
 //! server's) for 10 s (2 s with `--quick`), with 32 or 1,000 connections,

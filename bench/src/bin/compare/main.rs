@@ -5,7 +5,9 @@
 //! figures (min / median / max over the repetitions) and ratios of the
 //! medians to `tokio::time`'s (tokio-util's for the delay queues), W8's,
 //! W9's, W11's, W12's, W13's and W10's own tables, a MET/MISSED line per
-//! target, and the W1-W7 ratios as a text chart and an SVG chart.
+//! performance goal (the goals are data, in `goals`: `--goals` prints them
+//! as BENCHMARKS.md holds them), and the W1-W7 ratios as a text chart and an
+//! SVG chart.
 //!
 //! ```text
 //! cargo run --release -p tickwheel-bench            # full run: 5 repetitions, several minutes
@@ -14,20 +16,22 @@
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w8,w8mt,w12 # only these
 //! cargo run --release -p tickwheel-bench -- --quick --workloads w13
 //! cargo run --release -p tickwheel-bench -- --quick --alt-timer --workloads w1mt,w12 # on the alt timer too
-//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9ct,w9mt,w11
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9,w11 # W9's shapes, W11
+//! cargo run --release -p tickwheel-bench -- --goals  # the goal table, in markdown
 //! sh bench/scripts/install-wrk.sh                     # wrk, for W10 (Debian package)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 10 minutes
 //! ```
 //!
 //! `--workloads` runs only the workloads it names (comma-separated, as
-//! `--child` names them, or `w11` for W11's three shard counts, `w12` for
-//! W12's four configurations, `w10` for W10's six, `w10-base` for its four
-//! baseline ones); the targets of the others say NO DATA, and the charts of
-//! the last full run are left as they are.
+//! `--child` names them, or `w9` for W9's six shapes and runtimes, `w11` for
+//! W11's three shard counts, `w12` for W12's four configurations, `w10` for
+//! W10's six, `w10-base` for its four baseline ones); the goals of the
+//! others say NO DATA, and the charts of the last full run are left as they
+//! are.
 //!
 //! W10 needs `wrk` (`bench/scripts/install-wrk.sh` installs the Debian
 //! package). Where it is absent, W10 prints "skipped: wrk not installed
-//! (bench/scripts/install-wrk.sh)" and its targets say NO DATA; under
+//! (bench/scripts/install-wrk.sh)" and its goals say NO DATA; under
 //! `--quick` (CI's smoke run) it is skipped unless `--workloads` names it.
 //!
 //! Each (workload, system) pair runs in its own child process (this binary
@@ -37,7 +41,7 @@
 //! collects them. Every child runs once per repetition (5, `--reps`), the
 //! systems of a workload taking turns within each repetition, so a noisy
 //! moment of the machine weighs on all of them (W11's shard counts take
-//! turns in the same way, see `runs::turns`); targets on a ratio compare
+//! turns in the same way, see `runs::turns`); goals on a ratio compare
 //! medians, and W1 on 2 workers compares repetition by repetition.
 //!
 //! tokio's alternative timer (`runtime::Builder::enable_alt_timer`) needs
@@ -97,25 +101,28 @@
 //!   (`w8mt`, tickwheel at its default tick and tokio). What the 1 ms
 //!   default costs a lightly loaded service, and whether its sleeps are as
 //!   timely as tokio's there; see `trickle` for how it is paced.
-//! - W9 a task per sleep (issue "Speed 4"): 200k tasks (20k with
-//!   `--quick`) spawned by one task, each `async move { sleep(d).await }`
-//!   with `d` pseudo-random over 0-1 s (0-0.3 s with `--quick`), on a
-//!   current-thread runtime (`w9ct`) and on 2 workers (`w9mt`); tickwheel
-//!   through `tickwheel::time::sleep` on the runtime's default timer,
-//!   against `tokio::time::sleep`. Process CPU time from the first spawn to
-//!   the last task's end, per task, and its overhead above the floor (the
-//!   same tasks each awaiting a future that is pending once and wakes its
-//!   own task: the suspend, wake and second poll any wait costs, without a
-//!   timer); sleeps returned before their deadline (must be 0). See
-//!   `task_sleeps` for why that floor.
-//! - W11 shards (issue "Speed 4"): tickwheel alone, a timer built with
+//! - W9 a task per sleep: 200k tasks (20k with `--quick`), each
+//!   `async move { sleep(d).await }` with `d` up to 1 s (0.3 s with
+//!   `--quick`), on a current-thread runtime and on 2 workers, in three
+//!   shapes: spawned by a task (`w9ct`, `w9mt`: pseudo-random `d`, the early
+//!   check), and spawned from `block_on`, collected by a `JoinSet`
+//!   (`w9ct-joinset`, `w9mt-joinset`) or counted down to a `Notify`
+//!   (`w9ct-notify`, `w9mt-notify`), task `i` sleeping `1 ms + (i * 7919 us
+//!   mod 1 s)`; tickwheel through `tickwheel::time::sleep` on the runtime's
+//!   default timer, against `tokio::time::sleep`. Process CPU time from the
+//!   first spawn to the last task's end, per task, and its overhead above
+//!   the floor (the same tasks each awaiting a future that is pending once
+//!   and wakes its own task: the suspend, wake and second poll any wait
+//!   costs, without a timer). See `task_sleeps` for why that floor and what
+//!   differs between the shapes.
+//! - W11 shards: tickwheel alone, a timer built with
 //!   `Builder::shards(n)` for 4, 16 and 64 (a child each: `w11-4`,
 //!   `w11-16`, `w11-64`) installed as a 2-worker runtime's default: the
 //!   heap the new timer holds, its driver's wake-ups and the process's CPU
 //!   over 1 s idle (0.3 s with `--quick`) after one timer fired, W8's
 //!   trickle on it (process CPU) and W9's tasks on it (process CPU); see
 //!   `shards`.
-//! - W12 a busy runtime (issue "On time under load"): a multi-thread
+//! - W12 a busy runtime: a multi-thread
 //!   runtime of 1 or 2 workers kept busy by 100 or 1,000 tasks, each looping
 //!   on `yield_now().await` plus 5 us of work, every tenth round sleeping a
 //!   pseudo-random 0.1-2 ms (`tokio::time::sleep` or `tickwheel::time::sleep`
@@ -139,7 +146,7 @@
 //!   p50 / p99 / p99.9 / max, how many saw the thread block or be
 //!   preempted, the drops' p99.9 / max, the burst's length, sleeps early;
 //!   see `registrations`.
-//! - W10 an HTTP service under a real load generator (issue "Speed 4"): a
+//! - W10 an HTTP service under a real load generator: a
 //!   hyper 1.x HTTP/1 server with keep-alive on a loopback port (the child)
 //!   driven by `wrk -t2 -c<32|1000> -d10s --latency` (2 s with `--quick`),
 //!   on a multi-thread runtime of 1 or 2 workers. hyper's timer (its
@@ -160,24 +167,32 @@
 //! - DQ1-DQ3 `tickwheel::DelayQueue` against tokio-util's `DelayQueue`: 1M
 //!   items inserted then all expired (CPU, bytes per item, lateness),
 //!   insert+remove churn and insert+reset churn (CPU per operation), with
-//!   repetitions like the others. Their own table and targets follow the
-//!   main ones; see `delay_queue`.
+//!   repetitions like the others. Their own table follows the main ones;
+//!   see `delay_queue`.
 //!
 //! CPU time is the sum over the process's live threads of
 //! `/proc/self/task/*/schedstat` (ns on CPU), so it counts pingora's clock
 //! thread and tokio's workers.
 //!
-//! Files: `options` (the command line), `systems` (who and what is measured,
-//! at which sizes), `runs` (the children of one repetition, and running
-//! one), `alt_timer` (the second build, for tokio's alternative timer),
-//! `workloads`, `resets`, `trickle`, `task_sleeps`, `shards`, `busy`,
-//! `registrations` and `http` (W1 to W13, run in a child), `wrk` (the load
-//! generator's command line and report),
-//! `delay_queue` (DQ1 to DQ3, run in a child, and their table and targets),
-//! `measure` (the counting allocator, CPU time and context switches),
-//! `results` (figures by repetition, min / median / max), `report` (the
-//! table), `targets` (MET or MISSED), `chart` (text and SVG); the runtimes
-//! and the W1 future are shared with the criterion bench
+//! # Modules
+//!
+//! Each layer imports only from the layers below it (no import cycles):
+//!
+//! ```text
+//! main          the parent (runs, report, charts) and the child (run_child)
+//!  ├─ chart     text and SVG charts of the main table's ratios
+//!  ├─ report    the two table shapes every workload fills in, the verdicts
+//!  │   └─ goals      the performance goals as data, and their evaluator
+//!  │       └─ results    figures by run and repetition, spreads, formatting
+//!  │           └─ runs   the children of a repetition ── alt_timer
+//!  ├─ options   the command line
+//!  ├─ workloads (W1-W6), resets (W7), trickle (W8), task_sleeps (W9),
+//!  │  http (W10) ── wrk, shards (W11: trickle, task_sleeps), busy (W12:
+//!  │  trickle), registrations (W13), delay_queue (DQ1-DQ3)
+//!  │   └─ leaves: systems (Sys, Work, Sizes, Figures), rng, measure
+//! ```
+//!
+//! The runtimes and the W1 future are shared with the criterion bench
 //! (`benches/churn.rs`) through this crate's library, with the child's tick
 //! and timer choice in its `settings`.
 
@@ -185,6 +200,7 @@ mod alt_timer;
 mod busy;
 mod chart;
 mod delay_queue;
+mod goals;
 mod http;
 mod measure;
 mod options;
@@ -192,10 +208,10 @@ mod registrations;
 mod report;
 mod resets;
 mod results;
+mod rng;
 mod runs;
 mod shards;
 mod systems;
-mod targets;
 mod task_sleeps;
 mod trickle;
 mod workloads;
@@ -211,9 +227,7 @@ use options::{Child, Options, USAGE};
 use report::{print_report, rows, Notes};
 use results::Results;
 use runs::{runs_of, Plan, Variant};
-use systems::{Work, FULL, QUICK};
-use targets::targets;
-use workloads::run_child;
+use systems::{Figures, Sizes, Sys, Work, FULL, QUICK};
 
 /// The repository root: the workspace's lock file and default target
 /// directory are there, not in this member's directory.
@@ -275,6 +289,32 @@ fn clock_costs() -> (f64, f64) {
     (std_ns, tokio_ns)
 }
 
+/// Runs `work` for `sys`: the one place that knows which file holds which
+/// workload.
+fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
+    let mut out = Figures::new();
+    let out_ = &mut out;
+    match work {
+        Work::W1Ct => workloads::run_serial(sys, sizes, false, out_),
+        Work::W1Mt => workloads::run_w1_mt(sys, sizes, out_),
+        Work::W2 => workloads::run_serial(sys, sizes, true, out_),
+        Work::W3 => workloads::run_w3(sys, sizes, out_),
+        Work::W4 => workloads::run_w4(sys, sizes, out_),
+        Work::W5 => workloads::run_w5(sys, sizes, out_),
+        Work::W6 => workloads::run_w6(sys, sizes, out_),
+        Work::W7 => resets::run_w7(sys, sizes, out_),
+        Work::W8 => trickle::run_w8(sys, sizes, false, out_),
+        Work::W8Mt => trickle::run_w8(sys, sizes, true, out_),
+        Work::W9(tasks) => task_sleeps::run_w9(tasks, sys, sizes, out_),
+        Work::W11(shards) => shards::run_w11(shards, sys, sizes, out_),
+        Work::W12(busy) => busy::run_w12(busy, sys, sizes, out_),
+        Work::W13 => registrations::run_w13(sys, sizes, out_),
+        Work::W10(http) => http::run_w10(http, sys, sizes, out_),
+        Work::Dq1 | Work::Dq2 | Work::Dq3 => delay_queue::run_dq(work, sys, sizes, out_),
+    }
+    out
+}
+
 /// A child: apply its settings, run its workload, print its figures.
 fn child(child: Child, quick: bool) -> ExitCode {
     if let Some(ms) = child.tick_ms {
@@ -317,6 +357,10 @@ fn main() -> ExitCode {
         }
     };
     let quick = options.quick;
+    if options.goals {
+        print!("{}", goals::markdown());
+        return ExitCode::SUCCESS;
+    }
     if let Some(c) = options.child {
         return child(c, quick);
     }
@@ -324,7 +368,7 @@ fn main() -> ExitCode {
 }
 
 /// The parent: every run, repetition after repetition; then the report,
-/// the targets and the charts.
+/// the goals' verdicts and the charts.
 fn parent(options: &Options) -> ExitCode {
     let quick = options.quick;
     let sizes = if quick { QUICK } else { FULL };
@@ -401,7 +445,7 @@ fn parent(options: &Options) -> ExitCode {
     }
 
     let rows = rows(&results, options.w6_tick_ms);
-    let targets = targets(&results, options.w6_tick_ms);
+    let verdicts = goals::verdicts(&results, options.w6_tick_ms);
     let header = format!(
         "{title}\nW3/W4/W6 size: {} timers; {reps} repetitions; total run {:.0} s",
         sizes.mass,
@@ -413,8 +457,7 @@ fn parent(options: &Options) -> ExitCode {
         alt_timer: alt.status(),
         w10: w10.as_deref(),
     };
-    println!("{}", print_report(&results, &rows, &targets, &notes));
-    println!("{}", delay_queue::report(&results));
+    println!("{}", print_report(&results, &rows, &verdicts, &notes));
     for failure in &failures {
         println!("FAILED: {failure}");
     }

@@ -5,7 +5,9 @@ use crate::systems::{Sys, Work};
 pub const USAGE: &str = "\
 usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms N]
                [--workloads LIST]
-       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|w11-4|w11-16|w11-64|
+       compare --goals
+       compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|
+                        w9ct-joinset|w9mt-joinset|w9ct-notify|w9mt-notify|w11-4|w11-16|w11-64|
                         w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|w13|
                         w10-base-1x32|w10-base-1x1000|w10-base-2x32|w10-base-2x1000|
                         w10-outlive-2x1000|w10-heavy-2x1000|dq1|dq2|dq3>
@@ -21,12 +23,13 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
   --w6-tick-ms N   the tick of W6's and W8's second tickwheel run, for comparison
                    with the default 1 ms tick (default 10, the default before 1 ms)
   --workloads LIST only these workloads, comma-separated: names as for --child,
-                   or a family (w11: its three shard counts; w12: its four
-                   configurations; w10: its six, w10-base the four baseline
-                   ones), e.g. w8,w8mt,w9ct,w9mt,w11,w12,w13; the targets of the
-                   others say NO DATA. W10 (an HTTP service under wrk) needs wrk
-                   (bench/scripts/install-wrk.sh) and runs under --quick only when
-                   named here
+                   or a family (w9: its six shapes and runtimes; w11: its three
+                   shard counts; w12: its four configurations; w10: its six,
+                   w10-base the four baseline ones), e.g. w8,w8mt,w9,w11,w12,w13;
+                   the goals of the others say NO DATA. W10 (an HTTP service
+                   under wrk) needs wrk (bench/scripts/install-wrk.sh) and runs
+                   under --quick only when named here
+  --goals          print the performance goals (BENCHMARKS.md's table) and exit
 
   A child runs one workload for one system and prints key=value lines;
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
@@ -57,6 +60,8 @@ pub struct Options {
     /// `None`: all of them.
     pub workloads: Option<Vec<Work>>,
     pub child: Option<Child>,
+    /// `--goals`: print the goals and exit.
+    pub goals: bool,
 }
 
 fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String> {
@@ -97,6 +102,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         w6_tick_ms: DEFAULT_W6_TICK_MS,
         workloads: None,
         child: None,
+        goals: false,
     };
     let mut tick_ms = None;
     let mut child = None;
@@ -121,6 +127,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                     None => return Err("--child needs a workload and a system".into()),
                 }
             }
+            "--goals" => options.goals = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -184,14 +191,15 @@ mod tests {
         // One configuration; `w1` is no family of `w1ct`/`w1mt` (no dash).
         let o = parse(&args("--workloads w12-2x1000")).unwrap();
         assert_eq!(o.workloads.unwrap(), [Work::W12(Busy::W2T1000)]);
-        // W9's two runtimes by name; W11's family in shard order.
-        use crate::systems::Shards;
+        // W9's spawned shape by its names (a name selects itself alone,
+        // though `w9ct-joinset` starts with it), W11's family in shard order.
+        use crate::systems::{Shards, TaskSleeps};
         let o = parse(&args("--workloads w11,w9mt,w9ct")).unwrap();
         assert_eq!(
             o.workloads.unwrap(),
             [
-                Work::W9Ct,
-                Work::W9Mt,
+                Work::W9(TaskSleeps::SPAWNED_CT),
+                Work::W9(TaskSleeps::SPAWNED_MT),
                 Work::W11(Shards::S4),
                 Work::W11(Shards::S16),
                 Work::W11(Shards::S64),
@@ -199,7 +207,11 @@ mod tests {
         );
         let o = parse(&args("--workloads w11-64")).unwrap();
         assert_eq!(o.workloads.unwrap(), [Work::W11(Shards::S64)]);
-        assert!(parse(&args("--workloads w9")).is_err());
+        // W9's family: every shape on both runtimes.
+        let o = parse(&args("--workloads w9")).unwrap();
+        assert_eq!(o.workloads.unwrap().len(), TaskSleeps::ALL.len());
+        let o = parse(&args("--workloads w9mt-joinset")).unwrap();
+        assert_eq!(o.workloads.unwrap(), [Work::W9(TaskSleeps::JOINSET_MT)]);
         assert!(parse(&args("--workloads w1")).is_err());
         // W10: the family, a shape's family, one configuration.
         use crate::systems::Http;
@@ -273,10 +285,19 @@ mod tests {
             .unwrap();
         assert!(child.alt_timer);
         let child = parse(&args("--child w9mt floor")).unwrap().child.unwrap();
-        assert_eq!((child.work, child.sys), (Work::W9Mt, Sys::Floor));
+        assert_eq!(
+            (child.work, child.sys),
+            (Work::W9(crate::systems::TaskSleeps::SPAWNED_MT), Sys::Floor)
+        );
+        let child = parse(&args("--child w9ct-notify tokio"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert_eq!(child.work, Work::W9(crate::systems::TaskSleeps::NOTIFY_CT));
         assert!(parse(&args("--child w11 tickwheel")).is_err());
         assert!(parse(&args("--child w12 tokio")).is_err());
         assert!(parse(&args("--child w9 tokio")).is_err());
+        assert!(parse(&args("--goals")).unwrap().goals);
         assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());
     }
 }

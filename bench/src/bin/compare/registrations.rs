@@ -64,8 +64,8 @@ use std::time::{Duration, Instant};
 use futures::poll;
 use tickwheel_bench::two_workers;
 
+use crate::rng::Rng;
 use crate::systems::{emit, Figures, Sizes, Sys};
-use crate::workloads::Rng;
 
 /// The prober's sleeps, uniform in `[SHORTEST, LONGEST)`.
 const SHORTEST: Duration = Duration::from_millis(1);

@@ -1,40 +1,16 @@
-//! The parent's report: the table of figures (min / median / max over the
-//! repetitions) with the ratios of the medians to `tokio::time`'s, the W1
-//! 2-worker figures per repetition, W8's, W9's, W11's, W12's and W13's
-//! tables, and the targets.
+//! The parent's report, in two shapes every workload fills in: a table of
+//! figures by system (the main table and the DelayQueue's: a row per
+//! figure, a column per system, with the ratios of the medians), and a
+//! workload's own table (a row per run, a column per figure: W8, W9, W10,
+//! W11, W12, W13); then W1's figures per repetition and the goals'
+//! verdicts.
 
 use std::fmt::Write as _;
 
-use crate::results::{paired, PerRep, Results, Spread};
+use crate::goals::{self, Verdict};
+use crate::results::{fmt_opt, fmt_spread, paired, ratio, PerRep, Results, Spread};
 use crate::runs::{Run, Variant};
-use crate::systems::{Busy, Http, Shards, Sys, Work};
-use crate::targets::{self, Target};
-
-pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
-}
-
-/// `min / median / max`, or one figure where the three agree at `digits`.
-pub fn fmt_spread(s: Option<Spread>, digits: usize) -> String {
-    match s {
-        None => "-".to_string(),
-        Some(s) => {
-            let [min, median, max] = [s.min, s.median, s.max].map(|v| format!("{v:.digits$}"));
-            if min == max {
-                median
-            } else {
-                format!("{min} / {median} / {max}")
-            }
-        }
-    }
-}
-
-pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-        _ => None,
-    }
-}
+use crate::systems::{Busy, Http, Shards, Sys, TaskSleeps, Work};
 
 /// A column of the table: a timer as measured in the default rows.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -82,7 +58,7 @@ pub struct Row {
     /// Indexed by `Column as usize`.
     pub values: [Option<Spread>; 4],
     pub charted: bool,
-    /// The ratio to tokio's median that a target asks of tickwheel's, drawn
+    /// The ratio to tokio's median that a goal asks of tickwheel's, drawn
     /// on the chart.
     pub target: Option<f64>,
 }
@@ -98,226 +74,294 @@ impl Row {
     }
 }
 
-/// A row whose every column comes from `f(system, variant)`.
+/// Where a row of the main table takes its figures from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// Every column from its own runs.
+    Plain,
+    /// The same, above the floor of each repetition.
+    AboveFloor,
+    /// tickwheel's column from tickwheel on an alt-timer runtime.
+    TickwheelOnAltTimer,
+    /// tickwheel's column from the ambient runs, above the floor.
+    Ambient,
+    /// tickwheel's column at the second tick; tokio's repeat their own,
+    /// pingora (10 ms resolution) has none.
+    SecondTick,
+}
+
+/// A row of the main table: label, the chart's label, unit, digits,
+/// workload, figure, source, charted.
+type MainRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    usize,
+    Work,
+    &'static str,
+    Source,
+    bool,
+);
+
+#[rustfmt::skip]
+const MAIN: [MainRow; 24] = [
+    ("W1 timeout overhead, current-thread", "W1 ct", "ns/op", 1, Work::W1Ct, "ns_per_op", Source::AboveFloor, true),
+    ("W1 64 tasks on 2 workers", "W1 mt", "ns/op", 1, Work::W1Mt, "ns_per_op", Source::Plain, true),
+    ("W1 64 tasks on 2 workers, tickwheel on an alt-timer runtime", "W1 mt alt", "ns/op", 1, Work::W1Mt, "ns_per_op", Source::TickwheelOnAltTimer, false),
+    ("W2 create+register+drop overhead", "W2", "ns/op", 1, Work::W2, "ns_per_op", Source::AboveFloor, true),
+    ("W2 overhead via tickwheel::time::sleep (ambient)", "W2 amb", "ns/op", 1, Work::W2, "ns_per_op", Source::Ambient, false),
+    ("W3 CPU to register and fire 1M", "W3 CPU", "s", 3, Work::W3, "cpu_s", Source::Plain, true),
+    ("W3 register, wall", "W3 reg", "ns/timer", 0, Work::W3, "register_ns", Source::Plain, false),
+    ("W3 memory per pending timer", "W3 mem", "B", 1, Work::W3, "bytes_per_timer", Source::Plain, true),
+    ("W4 register, 0 pending", "W4 0", "ns/op", 1, Work::W4, "register_ns_0", Source::Plain, false),
+    ("W4 register, 1M pending", "W4 1M", "ns/op", 1, Work::W4, "register_ns_1m", Source::Plain, true),
+    ("W5 idle CPU", "W5 CPU", "ms", 2, Work::W5, "cpu_ms", Source::Plain, true),
+    ("W5 memory of an idle timer (2 workers)", "W5 mem", "B", 0, Work::W5, "timer_bytes", Source::Plain, false),
+    ("W5 idle context switches", "W5 ctx", "", 0, Work::W5, "context_switches", Source::Plain, false),
+    ("W6 lateness p50", "W6 p50", "ms", 2, Work::W6, "p50_ms", Source::Plain, false),
+    ("W6 lateness p99", "W6 p99", "ms", 2, Work::W6, "p99_ms", Source::Plain, true),
+    ("W6 lateness max", "W6 max", "ms", 2, Work::W6, "max_ms", Source::Plain, false),
+    ("W6 early fires", "W6 early", "", 0, Work::W6, "early", Source::Plain, false),
+    ("W6 lateness p50", "", "ms", 2, Work::W6, "p50_ms", Source::SecondTick, false),
+    ("W6 lateness p99", "", "ms", 2, Work::W6, "p99_ms", Source::SecondTick, true),
+    ("W6 lateness max", "", "ms", 2, Work::W6, "max_ms", Source::SecondTick, false),
+    ("W6 early fires", "", "", 0, Work::W6, "early", Source::SecondTick, false),
+    ("W7 idle-timeout reset, 2 workers", "W7", "ns/reset", 1, Work::W7, "ns_per_reset", Source::Plain, true),
+    ("W13 registration during a burst of wake-ups, p99.9", "W13 p99.9", "us", 2, Work::W13, "reg_p999_us", Source::Plain, false),
+    ("W13 registration during a burst of wake-ups, max", "W13 max", "us", 1, Work::W13, "reg_max_us", Source::Plain, false),
+];
+
+/// The DelayQueue table's rows: label, unit, digits, workload, figure.
+#[rustfmt::skip]
+const DQ: [(&str, &str, usize, Work, &str); 11] = [
+    ("DQ1 CPU: insert 1M, all expire", "s", 3, Work::Dq1, "cpu_s"),
+    ("DQ1 insert, wall", "ns/item", 1, Work::Dq1, "insert_ns"),
+    ("DQ1 memory per item (u64 value)", "B", 1, Work::Dq1, "bytes_per_item"),
+    ("DQ1 lateness p50", "ms", 2, Work::Dq1, "p50_ms"),
+    ("DQ1 lateness p99", "ms", 2, Work::Dq1, "p99_ms"),
+    ("DQ1 lateness max", "ms", 2, Work::Dq1, "max_ms"),
+    ("DQ1 early items", "", 0, Work::Dq1, "early"),
+    ("DQ2 CPU: insert+remove, one timeout, in order", "ns/op", 1, Work::Dq2, "cpu_ns_per_op"),
+    ("DQ2 variant: random delays", "ns/op", 1, Work::Dq2, "cpu_ns_per_op_random"),
+    ("DQ3 CPU: insert+reset, idle timeouts refreshed", "ns/op", 1, Work::Dq3, "cpu_ns_per_op"),
+    ("DQ3 variant: reset to random delays", "ns/op", 1, Work::Dq3, "cpu_ns_per_op_random"),
+];
+
+/// A row of `key` in `work`, each column's figure from `source`.
 fn row(
-    label: &str,
-    short: &str,
-    unit: &'static str,
-    digits: usize,
-    f: &dyn Fn(Sys, Variant) -> Option<Spread>,
-) -> Row {
-    Row {
-        label: label.to_string(),
-        short: short.to_string(),
-        unit,
-        digits,
-        values: Column::ALL.map(|c| {
-            let (sys, variant) = c.source();
-            f(sys, variant)
-        }),
-        charted: false,
-        target: None,
-    }
-}
-
-impl Row {
-    fn charted(mut self) -> Row {
-        self.charted = true;
-        self
-    }
-
-    fn target(mut self, ratio: f64) -> Row {
-        self.target = Some(ratio);
-        self
-    }
-}
-
-/// `w6_tick_ms`: the tick of W6's second tickwheel run.
-pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
-    let get = |work, key: &'static str| {
-        move |sys: Sys, variant: Variant| r.spread(work, sys, variant, key)
-    };
-    let overhead = |work| move |sys: Sys, variant: Variant| r.overhead_spread(work, sys, variant);
-    let mut rows = vec![
-        row(
-            "W1 timeout overhead, current-thread",
-            "W1 ct",
-            "ns/op",
-            1,
-            &overhead(Work::W1Ct),
-        )
-        .charted()
-        .target(targets::W1_CT_MAX),
-        row(
-            "W1 64 tasks on 2 workers",
-            "W1 mt",
-            "ns/op",
-            1,
-            &get(Work::W1Mt, "ns_per_op"),
-        )
-        .charted()
-        .target(targets::W1_MT_MAX),
-        // tickwheel's column: the same W1 with tickwheel on a runtime with
-        // tokio's alternative timer (its driver's alarm on that timer), to
-        // set beside tokio's alternative timer; the others repeat their W1.
-        row(
-            "W1 64 tasks on 2 workers, tickwheel on an alt-timer runtime",
-            "W1 mt alt",
-            "ns/op",
-            1,
-            &|sys, variant| match sys {
-                Sys::Tickwheel => r.spread(Work::W1Mt, sys, Variant::AltTimer, "ns_per_op"),
-                _ => r.spread(Work::W1Mt, sys, variant, "ns_per_op"),
-            },
-        ),
-        row(
-            "W2 create+register+drop overhead",
-            "W2",
-            "ns/op",
-            1,
-            &overhead(Work::W2),
-        )
-        .charted()
-        .target(targets::W2_MAX),
-        // tickwheel's column: the same W2 through `tickwheel::time::sleep`
-        // on the runtime's default timer (no handle held); the others repeat
-        // their W2 overhead, for the ratios.
-        row(
-            "W2 overhead via tickwheel::time::sleep (ambient)",
-            "W2 amb",
-            "ns/op",
-            1,
-            &|sys, variant| match sys {
-                Sys::Tickwheel => r.overhead_spread(Work::W2, Sys::Ambient, variant),
-                _ => r.overhead_spread(Work::W2, sys, variant),
-            },
-        ),
-        row(
-            "W3 CPU to register and fire 1M",
-            "W3 CPU",
-            "s",
-            3,
-            &get(Work::W3, "cpu_s"),
-        )
-        .charted()
-        .target(targets::W3_CPU_MAX),
-        row(
-            "W3 register, wall",
-            "W3 reg",
-            "ns/timer",
-            0,
-            &get(Work::W3, "register_ns"),
-        ),
-        row(
-            "W3 memory per pending timer",
-            "W3 mem",
-            "B",
-            1,
-            &get(Work::W3, "bytes_per_timer"),
-        )
-        .charted(),
-        row(
-            "W4 register, 0 pending",
-            "W4 0",
-            "ns/op",
-            1,
-            &get(Work::W4, "register_ns_0"),
-        )
-        .target(targets::W4_MAX),
-        row(
-            "W4 register, 1M pending",
-            "W4 1M",
-            "ns/op",
-            1,
-            &get(Work::W4, "register_ns_1m"),
-        )
-        .charted()
-        .target(targets::W4_MAX),
-        row("W5 idle CPU", "W5 CPU", "ms", 2, &get(Work::W5, "cpu_ms")).charted(),
-        row(
-            "W5 memory of an idle timer (2 workers)",
-            "W5 mem",
-            "B",
-            0,
-            &get(Work::W5, "timer_bytes"),
-        ),
-        row(
-            "W5 idle context switches",
-            "W5 ctx",
-            "",
-            0,
-            &get(Work::W5, "context_switches"),
-        ),
-        row(
-            "W6 lateness p50",
-            "W6 p50",
-            "ms",
-            2,
-            &get(Work::W6, "p50_ms"),
-        ),
-        row(
-            "W6 lateness p99",
-            "W6 p99",
-            "ms",
-            2,
-            &get(Work::W6, "p99_ms"),
-        )
-        .charted()
-        .target(targets::W6_P99_MAX),
-        row(
-            "W6 lateness max",
-            "W6 max",
-            "ms",
-            2,
-            &get(Work::W6, "max_ms"),
-        ),
-        row("W6 early fires", "W6 early", "", 0, &get(Work::W6, "early")),
-    ];
-    // W6 again with tickwheel at the second tick (10 ms, its old default,
-    // unless `--w6-tick-ms` says otherwise), beside tokio's W6 figures:
-    // tokio's timers (both) have a 1 ms resolution whatever tickwheel's tick,
-    // so they repeat their own figures; pingora's resolution is 10 ms
-    // whatever the row, so it is left to the default rows.
-    let fine = |key: &'static str| {
-        move |sys: Sys, variant: Variant| match (sys, variant) {
-            (Sys::Tickwheel, _) => r.spread(Work::W6, sys, Variant::TickMs(w6_tick_ms), key),
-            (Sys::Tokio, _) => r.spread(Work::W6, sys, variant, key),
-            _ => None,
+    r: &Results,
+    work: Work,
+    key: &str,
+    source: Source,
+    second_tick_ms: u32,
+) -> [Option<Spread>; 4] {
+    Column::ALL.map(|c| {
+        let (sys, variant) = c.source();
+        match (source, sys) {
+            (Source::TickwheelOnAltTimer, Sys::Tickwheel) => {
+                r.spread(work, sys, Variant::AltTimer, key)
+            }
+            (Source::Ambient, Sys::Tickwheel) => {
+                r.overhead_spread_of(work, Sys::Ambient, variant, key)
+            }
+            (Source::Ambient | Source::AboveFloor, _) => {
+                r.overhead_spread_of(work, sys, variant, key)
+            }
+            (Source::SecondTick, Sys::Tickwheel) => {
+                r.spread(work, sys, Variant::TickMs(second_tick_ms), key)
+            }
+            (Source::SecondTick, Sys::Pingora) => None,
+            _ => r.spread(work, sys, variant, key),
         }
-    };
-    let label = |what: &str| format!("W6 {what}, tickwheel at {w6_tick_ms} ms tick");
-    let short = format!("W6 {w6_tick_ms}ms");
-    rows.extend([
-        row(&label("lateness p50"), &short, "ms", 2, &fine("p50_ms")),
-        row(&label("lateness p99"), &short, "ms", 2, &fine("p99_ms")).charted(),
-        row(&label("lateness max"), &short, "ms", 2, &fine("max_ms")),
-        row(&label("early fires"), &short, "", 0, &fine("early")),
-        row(
-            "W7 idle-timeout reset, 2 workers",
-            "W7",
-            "ns/reset",
-            1,
-            &get(Work::W7, "ns_per_reset"),
+    })
+}
+
+/// The main table's rows; `w6_tick_ms`: the tick of W6's second tickwheel
+/// run.
+pub fn rows(r: &Results, w6_tick_ms: u32) -> Vec<Row> {
+    MAIN.iter()
+        .map(
+            |&(label, short, unit, digits, work, key, source, charted)| {
+                let (label, short) = if source == Source::SecondTick {
+                    (
+                        format!("{label}, tickwheel at {w6_tick_ms} ms tick"),
+                        format!("W6 {w6_tick_ms}ms"),
+                    )
+                } else {
+                    (label.to_string(), short.to_string())
+                };
+                let judged = matches!(source, Source::Plain | Source::AboveFloor);
+                Row {
+                    label,
+                    short,
+                    unit,
+                    digits,
+                    values: row(r, work, key, source, w6_tick_ms),
+                    charted,
+                    target: goals::ratio_bound(work, key).filter(|_| judged),
+                }
+            },
         )
-        .charted()
-        .target(targets::W7_MAX),
-        row(
-            "W13 registration during a burst of wake-ups, p99.9",
-            "W13 p99.9",
-            "us",
-            2,
-            &get(Work::W13, "reg_p999_us"),
-        )
-        .target(targets::W13_P999_MAX),
-        row(
-            "W13 registration during a burst of wake-ups, max",
-            "W13 max",
-            "us",
-            1,
-            &get(Work::W13, "reg_max_us"),
-        ),
-    ]);
-    rows
+        .collect()
+}
+
+/// The DelayQueue's rows, tickwheel's queue against tokio-util's (the
+/// `tokio` column).
+pub fn dq_rows(r: &Results) -> Vec<Row> {
+    DQ.iter()
+        .map(|&(label, unit, digits, work, key)| Row {
+            label: label.to_string(),
+            short: String::new(),
+            unit,
+            digits,
+            values: row(r, work, key, Source::Plain, 0),
+            charted: false,
+            target: None,
+        })
+        .collect()
+}
+
+/// A table of `rows`: label, unit, a column per `columns` (header,
+/// column), then a ratio of the medians per `ratios` (header, over,
+/// under).
+fn figure_table(
+    rows: &[Row],
+    columns: &[(&str, Column)],
+    ratios: &[(&str, Column, Column)],
+) -> String {
+    let mut s = String::from("| workload | unit |");
+    for (header, _) in columns {
+        let _ = write!(s, " {header} |");
+    }
+    for (header, _, _) in ratios {
+        let _ = write!(s, " {header} |");
+    }
+    let _ = writeln!(
+        s,
+        "\n|---|---|{}",
+        "---:|".repeat(columns.len() + ratios.len())
+    );
+    for row in rows {
+        let _ = write!(s, "| {} | {} |", row.label, row.unit);
+        for &(_, c) in columns {
+            let _ = write!(s, " {} |", fmt_spread(row.values[c as usize], row.digits));
+        }
+        for &(_, over, under) in ratios {
+            let _ = write!(
+                s,
+                " {} |",
+                fmt_opt(ratio(row.median(over), row.median(under)), 2)
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// What fills a cell of a workload's table, for the run of its row.
+#[derive(Clone, Copy)]
+enum Cell {
+    /// `key`, min / median / max to `digits`.
+    Fig(&'static str, usize),
+    /// The same in thousands.
+    Kilo(&'static str, usize),
+    /// `key` above the floor of each repetition ("-" on the floor's row).
+    AboveFloor(&'static str, usize),
+    /// tickwheel's median `key` over tokio's in the row's setting (tokio's
+    /// default where it has none there); "-" on tokio's and the floor's
+    /// rows.
+    ToTokio(&'static str),
+    /// The same above the floor.
+    AboveFloorToTokio(&'static str),
+    /// The row's median `key` over the same in another workload (W11: at 4
+    /// shards).
+    ToWork(&'static str, Work),
+}
+
+/// A row of a workload's table: its labels, and the run its figures are
+/// from.
+struct Line {
+    labels: Vec<String>,
+    work: Work,
+    sys: Sys,
+    variant: Variant,
+}
+
+fn line(labels: &[&str], work: Work, sys: Sys, variant: Variant) -> Line {
+    Line {
+        labels: labels.iter().map(|l| l.to_string()).collect(),
+        work,
+        sys,
+        variant,
+    }
+}
+
+impl Cell {
+    fn show(self, r: &Results, l: &Line) -> String {
+        let spread = |key| r.spread(l.work, l.sys, l.variant, key);
+        let above = |sys, key| match sys {
+            Sys::Floor => None,
+            _ => r.overhead_spread_of(l.work, sys, l.variant, key),
+        };
+        let to_tokio = |mine: Option<Spread>, tokio: &dyn Fn(Variant) -> Option<Spread>| {
+            if matches!(l.sys, Sys::Tokio | Sys::Floor) {
+                return "-".to_string();
+            }
+            let theirs = tokio(l.variant).or_else(|| tokio(Variant::Plain));
+            fmt_opt(ratio(mine.map(|s| s.median), theirs.map(|s| s.median)), 2)
+        };
+        match self {
+            Cell::Fig(key, digits) => fmt_spread(spread(key), digits),
+            Cell::Kilo(key, digits) => fmt_spread(
+                spread(key).map(|s| Spread {
+                    min: s.min / 1e3,
+                    median: s.median / 1e3,
+                    max: s.max / 1e3,
+                }),
+                digits,
+            ),
+            Cell::AboveFloor(key, digits) => fmt_spread(above(l.sys, key), digits),
+            Cell::ToTokio(key) => to_tokio(spread(key), &|v| r.spread(l.work, Sys::Tokio, v, key)),
+            Cell::AboveFloorToTokio(key) => to_tokio(above(l.sys, key), &|v| {
+                r.overhead_spread_of(l.work, Sys::Tokio, v, key)
+            }),
+            Cell::ToWork(key, other) => {
+                let m = |work| r.spread(work, l.sys, l.variant, key).map(|s| s.median);
+                fmt_opt(ratio(m(l.work), m(other)), 2)
+            }
+        }
+    }
+}
+
+/// A workload's table: `intro`, then a row per line whose run reported
+/// figures, its labels under `labels` and a cell per column.
+fn table(
+    r: &Results,
+    intro: &str,
+    labels: &[&str],
+    cols: &[(&str, Cell)],
+    lines: &[Line],
+) -> String {
+    let mut s = format!("\n{intro}\n\n|");
+    for header in labels.iter().chain(cols.iter().map(|(h, _)| h)) {
+        let _ = write!(s, " {header} |");
+    }
+    let _ = writeln!(
+        s,
+        "\n|{}{}",
+        "---|".repeat(labels.len()),
+        "---:|".repeat(cols.len())
+    );
+    let mut shown = 0;
+    for l in lines.iter().filter(|l| r.ran(l.work, l.sys, l.variant)) {
+        shown += 1;
+        let cells: Vec<String> = cols.iter().map(|(_, c)| c.show(r, l)).collect();
+        let _ = writeln!(s, "| {} | {} |", l.labels.join(" | "), cells.join(" | "));
+    }
+    if shown == 0 {
+        let _ = writeln!(s, "(not run)");
+    }
+    s
 }
 
 /// What the report says beside the table.
@@ -331,100 +375,60 @@ pub struct Notes<'a> {
     pub w10: Option<&'a str>,
 }
 
-pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes<'_>) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "{}\n", notes.header);
-    let headers: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
-    let _ = writeln!(
-        s,
-        "| workload | unit | {} | tickwheel / tokio | tickwheel / tokio alt | pingora / tokio |",
-        headers.join(" | ")
-    );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
-    for row in rows {
-        let cells: Vec<String> = row
-            .values
-            .iter()
-            .map(|&v| fmt_spread(v, row.digits))
-            .collect();
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} |",
-            row.label,
-            row.unit,
-            cells.join(" | "),
-            fmt_opt(row.ratio_to_tokio(Column::Tickwheel), 2),
-            fmt_opt(
-                ratio(row.median(Column::Tickwheel), row.median(Column::TokioAlt)),
-                2
-            ),
-            fmt_opt(row.ratio_to_tokio(Column::Pingora), 2),
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\nEach figure is min / median / max over {} repetitions (one value where they agree), \
-         the systems taking turns within each repetition; ratios are of the medians.",
-        r.reps
-    );
+pub fn print_report(r: &Results, rows: &[Row], verdicts: &[Verdict], notes: &Notes<'_>) -> String {
+    let mut s = format!("{}\n\n", notes.header);
+    let columns = Column::ALL.map(|c| (c.header(), c));
+    s.push_str(&figure_table(
+        rows,
+        &columns,
+        &[
+            ("tickwheel / tokio", Column::Tickwheel, Column::Tokio),
+            ("tickwheel / tokio alt", Column::Tickwheel, Column::TokioAlt),
+            ("pingora / tokio", Column::Pingora, Column::Tokio),
+        ],
+    ));
     let floors =
         [Work::W1Ct, Work::W1Mt, Work::W2].map(|w| fmt_opt(r.get(w, Sys::Floor, "ns_per_op"), 1));
     let _ = writeln!(
         s,
-        "Floors (no timer), median ns/op: W1 current-thread {}, W1 64 tasks {}, W2 {}. \
-         W1 current-thread and W2 rows are overhead above the floor of the same repetition.",
-        floors[0], floors[1], floors[2]
-    );
-    let _ = writeln!(
-        s,
-        "W2 ambient: tickwheel's column is W2 through tickwheel::time::sleep on the runtime's \
-         default timer (no handle held); the other columns repeat their W2 overhead."
-    );
-    let _ = writeln!(
-        s,
-        "W6: tickwheel at its default {} ms tick; the rows at {} ms tick are tickwheel built \
+        "\nEach figure is min / median / max over {} repetitions (one value where they agree), \
+         the systems taking turns within each repetition; ratios are of the medians.\n\
+         Floors (no timer), median ns/op: W1 current-thread {}, W1 64 tasks {}, W2 {}. \
+         W1 current-thread and W2 rows are overhead above the floor of the same repetition.\n\
+         W2 ambient: tickwheel's column is W2 through tickwheel::time::sleep on the runtime's \
+         default timer (no handle held); the other columns repeat their W2 overhead.\n\
+         W6: tickwheel at its default {} ms tick; the rows at {} ms tick are tickwheel built \
          with that tick, for comparison (not judged), where the tokio columns repeat their W6 \
-         figures (their resolution is 1 ms either way) and pingora (10 ms resolution) has none.",
-        tickwheel::Builder::DEFAULT_TICK.as_millis(),
-        notes.w6_tick_ms
-    );
-    let _ = writeln!(
-        s,
-        "W1 on an alt-timer runtime: tickwheel's column is W1 on 2 workers with tickwheel on a \
+         figures (their resolution is 1 ms either way) and pingora (10 ms resolution) has none.\n\
+         W1 on an alt-timer runtime: tickwheel's column is W1 on 2 workers with tickwheel on a \
          runtime built with tokio's alternative timer (its driver's alarm on that timer); the \
          other columns repeat their W1, so tickwheel / tokio alt compares the two on that \
          timer. W13: registrations on a thread of their own while 100k sleeps (20k with \
-         --quick) due at one instant fire (see its table)."
+         --quick) due at one instant fire (see its table).\n\
+         tokio alt timer: {}",
+        r.reps,
+        floors[0],
+        floors[1],
+        floors[2],
+        tickwheel::Builder::DEFAULT_TICK.as_millis(),
+        notes.w6_tick_ms,
+        notes.alt_timer
     );
-    let _ = writeln!(s, "tokio alt timer: {}", notes.alt_timer);
-    for (sys, variant) in [
+    let w6_runs = [
         (Sys::Tickwheel, Variant::Plain),
         (Sys::Tickwheel, Variant::TickMs(notes.w6_tick_ms)),
         (Sys::Tokio, Variant::Plain),
         (Sys::Tokio, Variant::AltTimer),
         (Sys::Pingora, Variant::Plain),
-    ] {
-        let late = r.per_rep(Work::W6, sys, variant, "registered_before_first_deadline");
-        let reps: Vec<String> = late
-            .iter()
-            .filter(|&(_, &v)| v == 0.0)
-            .map(|(rep, _)| (rep + 1).to_string())
-            .collect();
-        if !reps.is_empty() {
-            let _ = writeln!(
-                s,
-                "W6 warning: {} took longer to register its timers than the lead before the \
-                 first deadline in repetition(s) {}; its lateness includes that delay.",
-                Run {
-                    work: Work::W6,
-                    sys,
-                    variant
-                }
-                .label(),
-                reps.join(", ")
-            );
-        }
-    }
+    ];
+    s.push_str(&late_starts(
+        r,
+        Work::W6,
+        &w6_runs,
+        "registered_before_first_deadline",
+        "W6 warning: {} took longer to register its timers than the lead before the first \
+         deadline in repetition(s) {}; its lateness includes that delay.",
+    ));
     s.push_str(&w1_mt_per_rep(r));
     s.push_str(&w8_table(r, notes.w6_tick_ms));
     s.push_str(&w9_table(r));
@@ -432,7 +436,57 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
     s.push_str(&w12_table(r));
     s.push_str(&w13_table(r));
     s.push_str(&w10_table(r, notes.w10));
-    s.push_str(&targets::table(targets));
+    let _ = writeln!(
+        s,
+        "\nDelayQueue: tickwheel against tokio-util's (on tokio::time)\n"
+    );
+    s.push_str(&figure_table(
+        &dq_rows(r),
+        &[
+            ("tickwheel", Column::Tickwheel),
+            ("tokio-util", Column::Tokio),
+        ],
+        &[("tickwheel / tokio-util", Column::Tickwheel, Column::Tokio)],
+    ));
+    let _ = writeln!(
+        s,
+        "\nEach figure is min / median / max over {} repetitions (one value where they agree), \
+         the two queues taking turns within each repetition; ratios are of the medians.",
+        r.reps
+    );
+    s.push_str(&goals::table(verdicts));
+    s
+}
+
+/// A warning for each of `runs` of `work` whose `key` was 0 in some
+/// repetition (it had not registered its sleeps by the time it meant to):
+/// `message` with the run and the repetitions in its two `{}`.
+fn late_starts(
+    r: &Results,
+    work: Work,
+    runs: &[(Sys, Variant)],
+    key: &str,
+    message: &str,
+) -> String {
+    let mut s = String::new();
+    for &(sys, variant) in runs {
+        let reps: Vec<String> = r
+            .per_rep(work, sys, variant, key)
+            .iter()
+            .filter(|&(_, &v)| v == 0.0)
+            .map(|(rep, _)| (rep + 1).to_string())
+            .collect();
+        if !reps.is_empty() {
+            let label = Run { work, sys, variant }.label();
+            let _ = writeln!(
+                s,
+                "{}",
+                message
+                    .replacen("{}", &label, 1)
+                    .replacen("{}", &reps.join(", "), 1)
+            );
+        }
+    }
     s
 }
 
@@ -441,11 +495,6 @@ pub fn print_report(r: &Results, rows: &[Row], targets: &[Target], notes: &Notes
 /// work on the machine), so a slow repetition shows whether it lost a core;
 /// the table's columns, then tickwheel on an alt-timer runtime.
 fn w1_mt_per_rep(r: &Results) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nW1 64 tasks on 2 workers, per repetition: ns/op (CPUs busy, CPUs waited for)\n"
-    );
     let tickwheel_alt = (Sys::Tickwheel, Variant::AltTimer);
     let sources: Vec<(Sys, Variant)> = Column::ALL
         .iter()
@@ -453,13 +502,12 @@ fn w1_mt_per_rep(r: &Results) -> String {
         .chain([tickwheel_alt])
         .collect();
     let headers: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
-    let _ = writeln!(
-        s,
-        "| rep | {} | tickwheel on alt timer | tickwheel / tokio | \
-         tickwheel / tokio alt (both on alt timer) |",
+    let mut s = format!(
+        "\nW1 64 tasks on 2 workers, per repetition: ns/op (CPUs busy, CPUs waited for)\n\n\
+         | rep | {} | tickwheel on alt timer | tickwheel / tokio | \
+         tickwheel / tokio alt (both on alt timer) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         headers.join(" | ")
     );
-    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|---:|---:|");
     let figure = |(sys, variant): (Sys, Variant), key| r.per_rep(Work::W1Mt, sys, variant, key);
     let tw = figure(Column::Tickwheel.source(), "ns_per_op");
     let tokio = figure(Column::Tokio.source(), "ns_per_op");
@@ -490,385 +538,291 @@ fn w1_mt_per_rep(r: &Results) -> String {
             fmt_opt(ratio(at(&tw_alt), at(&tokio_alt)), 2)
         );
     }
-    let ratios: Vec<f64> = paired(&tw, &tokio)
-        .into_iter()
-        .map(|(_, t, k)| t / k)
-        .collect();
-    if let Some(spread) = Spread::of(ratios) {
-        let _ = writeln!(
-            s,
-            "\ntickwheel / tokio per repetition: {}",
-            fmt_spread(Some(spread), 2)
-        );
-    }
-    let alt_ratios: Vec<f64> = paired(&tw_alt, &tokio_alt)
-        .into_iter()
-        .map(|(_, t, k)| t / k)
-        .collect();
-    if let Some(spread) = Spread::of(alt_ratios) {
-        let _ = writeln!(
-            s,
-            "tickwheel / tokio alt per repetition, both on tokio's alternative timer: {}",
-            fmt_spread(Some(spread), 2)
-        );
+    for (what, mine, theirs) in [
+        ("tickwheel / tokio per repetition", &tw, &tokio),
+        (
+            "tickwheel / tokio alt per repetition, both on tokio's alternative timer",
+            &tw_alt,
+            &tokio_alt,
+        ),
+    ] {
+        let ratios = paired(mine, theirs).into_iter().map(|(_, t, k)| t / k);
+        if let Some(spread) = Spread::of(ratios) {
+            let _ = writeln!(s, "\n{what}: {}", fmt_spread(Some(spread), 2));
+        }
     }
     s
 }
 
 /// W8, the trickle: tickwheel at its default tick and at `tick_ms`, and
-/// tokio, each figure min / median / max over the repetitions.
+/// tokio, on each runtime.
 fn w8_table(r: &Results, tick_ms: u32) -> String {
-    let mut s = String::new();
-    let registered = r.spread(Work::W8, Sys::Tokio, Variant::Plain, "registered");
-    let _ = writeln!(
-        s,
-        "\nW8 trickle: {} sleeps of 1-50 ms, one registered every ms on a current-thread \
+    let registered = r.get(Work::W8, Sys::Tokio, "registered");
+    let intro = format!(
+        "W8 trickle: {} sleeps of 1-50 ms, one registered every ms on a current-thread \
          runtime and on 2 workers (paced by a tokio interval, the same for every system), \
          each awaited by a task of its own. CPU: the process's, from the first registration \
          to the last fire; driver wake-ups: tickwheel's Stats::wakeups, per second and per \
          busy tick (a tick with a sleep due); lateness: the awaiting task's resumption less \
-         the deadline.\n",
-        fmt_opt(registered.map(|s| s.median), 0)
+         the deadline.",
+        fmt_opt(registered, 0)
     );
-    let _ = writeln!(
-        s,
-        "| system | CPU s | CPU / tokio (medians) | driver wake-ups/s | wake-ups per busy tick \
-         | fired | early | lateness p50 ms | p90 ms | p99 ms |"
-    );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let default_tick = tickwheel::Builder::DEFAULT_TICK.as_millis();
-    for (work, label, sys, variant) in [
-        (
+    let (tw, tokio, plain) = (Sys::Tickwheel, Sys::Tokio, Variant::Plain);
+    let lines = [
+        line(
+            &[&format!(
+                "current-thread: tickwheel, {default_tick} ms tick (default)"
+            )],
             Work::W8,
-            format!("current-thread: tickwheel, {default_tick} ms tick (default)"),
-            Sys::Tickwheel,
-            Variant::Plain,
+            tw,
+            plain,
         ),
-        (
+        line(
+            &[&format!("current-thread: tickwheel, {tick_ms} ms tick")],
             Work::W8,
-            format!("current-thread: tickwheel, {tick_ms} ms tick"),
-            Sys::Tickwheel,
+            tw,
             Variant::TickMs(tick_ms),
         ),
-        (
-            Work::W8,
-            "current-thread: tokio::time".to_string(),
-            Sys::Tokio,
-            Variant::Plain,
-        ),
-        (
+        line(&["current-thread: tokio::time"], Work::W8, tokio, plain),
+        line(
+            &[&format!(
+                "2 workers: tickwheel, {default_tick} ms tick (default)"
+            )],
             Work::W8Mt,
-            format!("2 workers: tickwheel, {default_tick} ms tick (default)"),
-            Sys::Tickwheel,
-            Variant::Plain,
+            tw,
+            plain,
         ),
-        (
-            Work::W8Mt,
-            "2 workers: tokio::time".to_string(),
-            Sys::Tokio,
-            Variant::Plain,
-        ),
-    ] {
-        let figure = |key| r.spread(work, sys, variant, key);
-        let cpu = figure("cpu_s");
-        let tokio_cpu = r.spread(work, Sys::Tokio, Variant::Plain, "cpu_s");
-        let _ = writeln!(
-            s,
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            fmt_spread(cpu, targets::W8_CPU_DIGITS),
-            fmt_opt(ratio(cpu.map(|c| c.median), tokio_cpu.map(|c| c.median)), 2),
-            fmt_spread(figure("wakeups_per_s"), 0),
-            fmt_spread(figure("wakeups_per_busy_tick"), 2),
-            fmt_spread(figure("fired"), 0),
-            fmt_spread(figure("early"), 0),
-            fmt_spread(figure("late_p50_ms"), 2),
-            fmt_spread(figure("late_p90_ms"), 2),
-            fmt_spread(figure("late_p99_ms"), 2),
-        );
-    }
-    s
+        line(&["2 workers: tokio::time"], Work::W8Mt, tokio, plain),
+    ];
+    table(
+        r,
+        &intro,
+        &["system"],
+        &[
+            ("CPU s", Cell::Fig("cpu_s", 4)),
+            ("CPU / tokio (medians)", Cell::ToTokio("cpu_s")),
+            ("driver wake-ups/s", Cell::Fig("wakeups_per_s", 0)),
+            (
+                "wake-ups per busy tick",
+                Cell::Fig("wakeups_per_busy_tick", 2),
+            ),
+            ("fired", Cell::Fig("fired", 0)),
+            ("early", Cell::Fig("early", 0)),
+            ("lateness p50 ms", Cell::Fig("late_p50_ms", 2)),
+            ("p90 ms", Cell::Fig("late_p90_ms", 2)),
+            ("p99 ms", Cell::Fig("late_p99_ms", 2)),
+        ],
+        &lines,
+    )
 }
 
-/// W9, a task per sleep: per runtime, the floor, tickwheel and tokio, each
-/// figure min / median / max over the repetitions.
+/// W9, a task per sleep: per shape and runtime, the floor, tickwheel and
+/// tokio.
 fn w9_table(r: &Results) -> String {
-    let mut s = String::new();
-    let plain = Variant::Plain;
     let size = |key| {
-        [Work::W9Ct, Work::W9Mt]
+        TaskSleeps::ALL
             .into_iter()
-            .find_map(|work| r.get(work, Sys::Tokio, key))
+            .find_map(|tasks| r.get(Work::W9(tasks), Sys::Tokio, key))
     };
-    let _ = writeln!(
-        s,
-        "\nW9 task per sleep: {} tasks spawned, each awaiting one sleep of a pseudo-random \
-         0-{} ms (tickwheel::time::sleep on the runtime's default timer, or \
-         tokio::time::sleep); the floor's tasks await instead a future pending once that wakes \
-         its own task. CPU: the process's, from the first spawn to the last task's end; above \
-         the floor: CPU per task less the floor's of the same repetition. W3's sleeps are never \
-         re-polled or dropped by a task that awaited them: W9 is the headline for sleeps \
-         awaited by tasks.\n",
+    let intro = format!(
+        "W9 task per sleep: {} tasks, each awaiting one sleep of up to {} ms \
+         (tickwheel::time::sleep on the runtime's default timer, or tokio::time::sleep), in \
+         three shapes: spawned by a task and counted down to a Notify (pseudo-random \
+         deadlines), and spawned from block_on and collected by a JoinSet or counted down to a \
+         Notify (task i sleeping 1 ms + (i x 7919 us mod the spread)); the floor's tasks await \
+         instead a future pending once that wakes its own task. CPU: the process's, from the \
+         first spawn to the last task's end; above the floor: CPU per task less the floor's of \
+         the same repetition. W3's sleeps are never re-polled or dropped by a task that awaited \
+         them: W9 is the headline for sleeps awaited by tasks.",
         fmt_opt(size("tasks"), 0),
         fmt_opt(size("spread_ms"), 0),
     );
-    let _ = writeln!(
-        s,
-        "| runtime | system | CPU s | CPU ns per task | above the floor, ns per sleep | \
-         above the floor / tokio's (medians) | early |"
-    );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
-    for (work, runtime) in [(Work::W9Ct, "current-thread"), (Work::W9Mt, "2 workers")] {
-        let key = "cpu_ns_per_op";
-        let tokio = r.overhead_spread_of(work, Sys::Tokio, plain, key);
+    let mut lines = Vec::new();
+    for tasks in TaskSleeps::ALL {
         for (sys, label) in [
             (Sys::Floor, "floor (no timer)"),
             (Sys::Tickwheel, "tickwheel"),
             (Sys::Tokio, "tokio::time"),
         ] {
-            let overhead = r.overhead_spread_of(work, sys, plain, key);
-            let (above, to_tokio) = if sys == Sys::Floor {
-                ("-".to_string(), "-".to_string())
-            } else {
-                (
-                    fmt_spread(overhead, 0),
-                    fmt_opt(
-                        ratio(overhead.map(|o| o.median), tokio.map(|t| t.median)),
-                        2,
-                    ),
-                )
-            };
-            let _ = writeln!(
-                s,
-                "| {runtime} | {label} | {} | {} | {above} | {to_tokio} | {} |",
-                fmt_spread(r.spread(work, sys, plain, "cpu_s"), 4),
-                fmt_spread(r.spread(work, sys, plain, key), 0),
-                fmt_spread(r.spread(work, sys, plain, "early"), 0),
-            );
+            let labels = [tasks.runtime(), tasks.label(), label];
+            lines.push(line(&labels, Work::W9(tasks), sys, Variant::Plain));
         }
     }
-    s
+    table(
+        r,
+        &intro,
+        &["runtime", "shape", "system"],
+        &[
+            ("CPU s", Cell::Fig("cpu_s", 4)),
+            ("CPU ns per task", Cell::Fig("cpu_ns_per_op", 0)),
+            (
+                "above the floor, ns per sleep",
+                Cell::AboveFloor("cpu_ns_per_op", 0),
+            ),
+            (
+                "above the floor / tokio's (medians)",
+                Cell::AboveFloorToTokio("cpu_ns_per_op"),
+            ),
+            ("early", Cell::Fig("early", 0)),
+        ],
+        &lines,
+    )
 }
 
-/// W11, shards: tickwheel at 4, 16 and 64 shards on 2 workers, each figure
-/// min / median / max over the repetitions, with the CPU ratios of the
-/// medians to 4 shards'.
+/// W11, shards: tickwheel at 4, 16 and 64 shards on 2 workers, with the CPU
+/// ratios of the medians to 4 shards'.
 fn w11_table(r: &Results) -> String {
-    let mut s = String::new();
-    let figure = |shards, key| r.spread(Work::W11(shards), Sys::Tickwheel, Variant::Plain, key);
-    let _ = writeln!(
-        s,
-        "\nW11 shards: tickwheel alone, a timer built with Builder::shards(n) installed as a \
+    let idle_ms = Shards::ALL
+        .into_iter()
+        .find_map(|shards| r.get(Work::W11(shards), Sys::Tickwheel, "idle_ms"));
+    let intro = format!(
+        "W11 shards: tickwheel alone, a timer built with Builder::shards(n) installed as a \
          2-worker runtime's default. Heap: the live heap growth across the build; idle: \
          driver wake-ups and process CPU over {} ms after one sleep fired (as W5); trickle: \
          W8's trickle on 2 workers on that timer, process CPU; W9: W9's tasks on 2 workers \
-         on that timer, process CPU (not above a floor: the same at every shard count).\n",
-        fmt_opt(
-            Shards::ALL
-                .into_iter()
-                .find_map(|shards| figure(shards, "idle_ms").map(|s| s.median)),
-            0
-        ),
+         on that timer, process CPU (not above a floor: the same at every shard count).",
+        fmt_opt(idle_ms, 0),
     );
-    let _ = writeln!(
-        s,
-        "| shards | heap KB | idle wake-ups | idle CPU ms | trickle CPU s | trickle / 4 shards | \
-         trickle driver wake-ups/s | W9 CPU s | W9 / 4 shards | early (trickle, W9) |"
-    );
-    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let to_four = |shards, key| {
-        let m = |shards| figure(shards, key).map(|s: Spread| s.median);
-        fmt_opt(ratio(m(shards), m(Shards::S4)), 2)
-    };
-    for shards in Shards::ALL {
-        let heap_kb = figure(shards, "timer_bytes").map(|s| Spread {
-            min: s.min / 1e3,
-            median: s.median / 1e3,
-            max: s.max / 1e3,
-        });
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}, {} |",
-            shards.count(),
-            fmt_spread(heap_kb, 0),
-            fmt_spread(figure(shards, "idle_wakeups"), 0),
-            fmt_spread(figure(shards, "idle_cpu_ms"), 2),
-            fmt_spread(figure(shards, "trickle_cpu_s"), 4),
-            to_four(shards, "trickle_cpu_s"),
-            fmt_spread(figure(shards, "trickle_wakeups_per_s"), 0),
-            fmt_spread(figure(shards, "w9_cpu_s"), 4),
-            to_four(shards, "w9_cpu_s"),
-            fmt_spread(figure(shards, "trickle_early"), 0),
-            fmt_spread(figure(shards, "w9_early"), 0),
-        );
-    }
-    s
+    let four = Work::W11(Shards::S4);
+    let lines: Vec<Line> = Shards::ALL
+        .map(|shards| {
+            let count = shards.count().to_string();
+            line(&[&count], Work::W11(shards), Sys::Tickwheel, Variant::Plain)
+        })
+        .into();
+    table(
+        r,
+        &intro,
+        &["shards"],
+        &[
+            ("heap KB", Cell::Kilo("timer_bytes", 0)),
+            ("idle wake-ups", Cell::Fig("idle_wakeups", 0)),
+            ("idle CPU ms", Cell::Fig("idle_cpu_ms", 2)),
+            ("trickle CPU s", Cell::Fig("trickle_cpu_s", 4)),
+            ("trickle / 4 shards", Cell::ToWork("trickle_cpu_s", four)),
+            (
+                "trickle driver wake-ups/s",
+                Cell::Fig("trickle_wakeups_per_s", 0),
+            ),
+            ("W9 CPU s", Cell::Fig("w9_cpu_s", 4)),
+            ("W9 / 4 shards", Cell::ToWork("w9_cpu_s", four)),
+            ("trickle early", Cell::Fig("trickle_early", 0)),
+            ("W9 early", Cell::Fig("w9_early", 0)),
+        ],
+        &lines,
+    )
 }
 
 /// W12, the busy runtime: per configuration, tickwheel's default timer and
-/// tokio's, each figure min / median / max over the repetitions.
+/// tokio's, then both on tokio's alternative timer where it was measured.
 fn w12_table(r: &Results) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nW12 busy runtime: tasks looping on yield_now + 5 us of work, every tenth round a \
-         sleep of 0.1-2 ms (tokio::time::sleep or tickwheel::time::sleep on the runtime's \
+    let intro = "W12 busy runtime: tasks looping on yield_now + 5 us of work, every tenth round \
+         a sleep of 0.1-2 ms (tokio::time::sleep or tickwheel::time::sleep on the runtime's \
          default timer); lateness: the return of the sleep's .await less the deadline asked \
          for (Instant::now() + d at its creation); early: returned before it. Busy tick: a \
          tick of the timer holding some sleep's deadline; wake-ups: tickwheel's \
          Stats::wakeups. Where tokio's alternative timer was measured, its rows follow: \
          tickwheel on a runtime built with it (its driver's alarm on that timer) and tokio \
-         on it, tickwheel's ratios there to tokio alt's.\n"
-    );
-    let _ = writeln!(
-        s,
-        "| configuration | system | sleeps | lateness p50 ms | p90 ms | p99 ms | max ms | \
-         p50 / tokio | p99 / tokio | early | driver wake-ups/s | busy ticks/s | \
-         wake-ups per busy tick |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
-    let alt = Variant::AltTimer;
+         on it, tickwheel's ratios there to tokio alt's.";
+    let mut lines = Vec::new();
     for busy in Busy::ALL {
-        let work = Work::W12(busy);
         for (sys, variant, label) in [
             (Sys::Tickwheel, Variant::Plain, "tickwheel"),
             (Sys::Tokio, Variant::Plain, "tokio::time"),
-            (Sys::Tickwheel, alt, "tickwheel, alt-timer runtime"),
-            (Sys::Tokio, alt, "tokio alt timer"),
+            (
+                Sys::Tickwheel,
+                Variant::AltTimer,
+                "tickwheel, alt-timer runtime",
+            ),
+            (Sys::Tokio, Variant::AltTimer, "tokio alt timer"),
         ] {
-            // The alternative timer's rows only where it was measured.
-            if variant == alt && r.per_rep(work, sys, variant, "sleeps").is_empty() {
-                continue;
-            }
-            let figure = |sys, key| r.spread(work, sys, variant, key);
-            let to_tokio = |key| tickwheel_to_tokio_on(r, work, sys, variant, key);
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                busy.label(),
-                label,
-                fmt_spread(figure(sys, "sleeps"), 0),
-                fmt_spread(figure(sys, "late_p50_ms"), 2),
-                fmt_spread(figure(sys, "late_p90_ms"), 2),
-                fmt_spread(figure(sys, "late_p99_ms"), 2),
-                fmt_spread(figure(sys, "late_max_ms"), 2),
-                to_tokio("late_p50_ms"),
-                to_tokio("late_p99_ms"),
-                fmt_spread(figure(sys, "early"), 0),
-                fmt_spread(figure(sys, "wakeups_per_s"), 0),
-                fmt_spread(figure(sys, "busy_ticks_per_s"), 0),
-                fmt_spread(figure(sys, "wakeups_per_busy_tick"), 2),
-            );
+            lines.push(line(&[&busy.label(), label], Work::W12(busy), sys, variant));
         }
     }
-    s
+    table(
+        r,
+        intro,
+        &["configuration", "system"],
+        &[
+            ("sleeps", Cell::Fig("sleeps", 0)),
+            ("lateness p50 ms", Cell::Fig("late_p50_ms", 2)),
+            ("p90 ms", Cell::Fig("late_p90_ms", 2)),
+            ("p99 ms", Cell::Fig("late_p99_ms", 2)),
+            ("max ms", Cell::Fig("late_max_ms", 2)),
+            ("p50 / tokio", Cell::ToTokio("late_p50_ms")),
+            ("p99 / tokio", Cell::ToTokio("late_p99_ms")),
+            ("early", Cell::Fig("early", 0)),
+            ("driver wake-ups/s", Cell::Fig("wakeups_per_s", 0)),
+            ("busy ticks/s", Cell::Fig("busy_ticks_per_s", 0)),
+            (
+                "wake-ups per busy tick",
+                Cell::Fig("wakeups_per_busy_tick", 2),
+            ),
+        ],
+        &lines,
+    )
 }
 
 /// W10, the HTTP service under wrk: per configuration, tickwheel's timers
-/// and tokio's, each figure min / median / max over the repetitions; or why
-/// it did not run.
+/// and tokio's; or why it did not run.
 fn w10_table(r: &Results, skipped: Option<&str>) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nW10 HTTP service: a hyper 1.x HTTP/1 server (keep-alive, loopback) driven by \
+    let intro = "W10 HTTP service: a hyper 1.x HTTP/1 server (keep-alive, loopback) driven by \
          `wrk -t2 -cN --latency`; hyper's timer, the 408 request deadline, a deadline \
          around each backend call and the backend's sleep on tickwheel (its hyper::rt::Timer, \
          http::TimeoutLayer, time::timeout/sleep) or on tokio (hyper-util's TokioTimer, \
          tower-http's TimeoutLayer, tokio::time). CPU: the server process's, per response, \
          over the wrk run; latency: wrk's; RSS: the server's peak; early: a call deadline or \
-         408 before the deadline asked for.\n"
-    );
+         408 before the deadline asked for.";
     if let Some(why) = skipped {
-        let _ = writeln!(s, "W10 {why}");
-        return s;
+        return format!("\n{intro}\n\nW10 {why}\n");
     }
-    let _ = writeln!(
-        s,
-        "| configuration | system | requests/s | CPU us/request | CPU / tokio | p50 ms | \
-         p99 ms | p99 / tokio | RSS MB | call deadlines fired | early | 408s | early 408s | \
-         socket errors | timers/request |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let mut lines = Vec::new();
     for http in Http::ALL {
-        let work = Work::W10(http);
-        for sys in [Sys::Tickwheel, Sys::Tokio] {
-            let figure = |sys, key| r.spread(work, sys, Variant::Plain, key);
-            let to_tokio = |key| tickwheel_to_tokio(r, work, sys, key);
-            let errors = Spread::of(
-                r.per_rep(work, sys, Variant::Plain, "socket_errors")
-                    .iter()
-                    .map(|(rep, e)| {
-                        e + r
-                            .per_rep(work, sys, Variant::Plain, "socket_timeouts")
-                            .get(rep)
-                            .copied()
-                            .unwrap_or(0.0)
-                    }),
-            );
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                http.label(),
-                if sys == Sys::Tokio {
-                    "tokio"
-                } else {
-                    "tickwheel"
-                },
-                fmt_spread(figure(sys, "requests_per_s"), 0),
-                fmt_spread(figure(sys, "cpu_us_per_request"), 2),
-                to_tokio("cpu_us_per_request"),
-                fmt_spread(figure(sys, "p50_ms"), 2),
-                fmt_spread(figure(sys, "p99_ms"), 2),
-                to_tokio("p99_ms"),
-                fmt_spread(figure(sys, "rss_mb"), 1),
-                fmt_spread(figure(sys, "call_fired"), 0),
-                fmt_spread(figure(sys, "call_early"), 0),
-                fmt_spread(figure(sys, "r408"), 0),
-                fmt_spread(figure(sys, "r408_early"), 0),
-                fmt_spread(errors, 0),
-                fmt_spread(figure(sys, "timers_per_request"), 2),
-            );
+        for (sys, label) in [(Sys::Tickwheel, "tickwheel"), (Sys::Tokio, "tokio")] {
+            lines.push(line(
+                &[&http.label(), label],
+                Work::W10(http),
+                sys,
+                Variant::Plain,
+            ));
         }
     }
-    s
-}
-
-/// The row's cell for tickwheel's median `key` over tokio's, in a table with
-/// a row per system: "-" on tokio's own row.
-fn tickwheel_to_tokio(r: &Results, work: Work, sys: Sys, key: &str) -> String {
-    tickwheel_to_tokio_on(r, work, sys, Variant::Plain, key)
-}
-
-/// [`tickwheel_to_tokio`] for both systems as `variant` (on tokio's
-/// alternative timer: tickwheel on an alt-timer runtime over tokio alt).
-fn tickwheel_to_tokio_on(r: &Results, work: Work, sys: Sys, variant: Variant, key: &str) -> String {
-    if sys == Sys::Tokio {
-        return "-".to_string();
-    }
-    let m = |sys| r.spread(work, sys, variant, key).map(|s: Spread| s.median);
-    fmt_opt(ratio(m(Sys::Tickwheel), m(Sys::Tokio)), 2)
+    table(
+        r,
+        intro,
+        &["configuration", "system"],
+        &[
+            ("requests/s", Cell::Fig("requests_per_s", 0)),
+            ("CPU us/request", Cell::Fig("cpu_us_per_request", 2)),
+            ("CPU / tokio", Cell::ToTokio("cpu_us_per_request")),
+            ("p50 ms", Cell::Fig("p50_ms", 2)),
+            ("p99 ms", Cell::Fig("p99_ms", 2)),
+            ("p99 / tokio", Cell::ToTokio("p99_ms")),
+            ("RSS MB", Cell::Fig("rss_mb", 1)),
+            ("call deadlines fired", Cell::Fig("call_fired", 0)),
+            ("early", Cell::Fig("call_early", 0)),
+            ("408s", Cell::Fig("r408", 0)),
+            ("early 408s", Cell::Fig("r408_early", 0)),
+            ("socket errors", Cell::Fig("socket_errors", 0)),
+            ("socket timeouts", Cell::Fig("socket_timeouts", 0)),
+            ("timers/request", Cell::Fig("timers_per_request", 2)),
+        ],
+        &lines,
+    )
 }
 
 /// W13, registrations during a burst: per system (tokio's alternative timer
-/// where it was measured), each figure min / median / max over the
-/// repetitions.
+/// where it was measured).
 fn w13_table(r: &Results) -> String {
-    let mut s = String::new();
     let work = Work::W13;
     let size = |key| {
         [Sys::Tokio, Sys::Tickwheel]
             .into_iter()
             .find_map(|sys| r.get(work, sys, key))
     };
-    let _ = writeln!(
-        s,
-        "\nW13 registrations during a burst: {} tasks on 2 workers, each awaiting a sleep until \
+    let intro = format!(
+        "W13 registrations during a burst: {} tasks on 2 workers, each awaiting a sleep until \
          one instant {} ms after the first spawn; once all have registered, a thread of its \
          own (not a worker, in the runtime's context) makes a sleep of 1-3 ms, polls it once \
          and drops it, over and over, until the last task has finished (tickwheel::time or \
@@ -879,67 +833,48 @@ fn w13_table(r: &Results) -> String {
          switch (it waited, for a lock for instance) / an involuntary one (the kernel ran \
          another thread on its CPU); max unswitched: the longest registration with neither. \
          Burst: the common instant to the last task's end; early: sleeps returned before the \
-         common instant.\n",
+         common instant.",
         fmt_opt(size("tasks"), 0),
         fmt_opt(size("lead_ms"), 0),
     );
-    let _ = writeln!(
-        s,
-        "| system | registrations in the burst | p50 us | p99 us | p99.9 us | max us | \
-         p99.9 / tokio | max unswitched us | blocked | preempted | drop p99.9 us | \
-         drop max us | burst ms | early |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
-    for (sys, variant, label) in [
+    let runs = [
         (Sys::Tickwheel, Variant::Plain, "tickwheel"),
         (Sys::Tokio, Variant::Plain, "tokio::time"),
         (Sys::Tokio, Variant::AltTimer, "tokio alt timer"),
-    ] {
-        if variant == Variant::AltTimer && r.per_rep(work, sys, variant, "tasks").is_empty() {
-            continue;
-        }
-        let figure = |key| r.spread(work, sys, variant, key);
-        let _ = writeln!(
-            s,
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            fmt_spread(figure("registrations"), 0),
-            fmt_spread(figure("reg_p50_us"), 2),
-            fmt_spread(figure("reg_p99_us"), 2),
-            fmt_spread(figure("reg_p999_us"), 2),
-            fmt_spread(figure("reg_max_us"), 1),
-            tickwheel_to_tokio(r, work, sys, "reg_p999_us"),
-            fmt_spread(figure("reg_max_unswitched_us"), 1),
-            fmt_spread(figure("probes_blocked"), 0),
-            fmt_spread(figure("probes_preempted"), 0),
-            fmt_spread(figure("drop_p999_us"), 2),
-            fmt_spread(figure("drop_max_us"), 1),
-            fmt_spread(figure("burst_ms"), 1),
-            fmt_spread(figure("early"), 0),
-        );
-    }
-    for (sys, variant) in [
-        (Sys::Tickwheel, Variant::Plain),
-        (Sys::Tokio, Variant::Plain),
-        (Sys::Tokio, Variant::AltTimer),
-    ] {
-        let late = r.per_rep(work, sys, variant, "registered_before_deadline");
-        let reps: Vec<String> = late
-            .iter()
-            .filter(|&(_, &v)| v == 0.0)
-            .map(|(rep, _)| (rep + 1).to_string())
-            .collect();
-        if !reps.is_empty() {
-            let _ = writeln!(
-                s,
-                "\nW13 warning: {}'s tasks were still registering at the common instant in \
-                 repetition(s) {}: the burst began before the prober did.",
-                Run { work, sys, variant }.label(),
-                reps.join(", ")
-            );
-        }
-    }
+    ];
+    let lines: Vec<Line> = runs
+        .iter()
+        .map(|&(sys, variant, label)| line(&[label], work, sys, variant))
+        .collect();
+    let mut s = table(
+        r,
+        &intro,
+        &["system"],
+        &[
+            ("registrations in the burst", Cell::Fig("registrations", 0)),
+            ("p50 us", Cell::Fig("reg_p50_us", 2)),
+            ("p99 us", Cell::Fig("reg_p99_us", 2)),
+            ("p99.9 us", Cell::Fig("reg_p999_us", 2)),
+            ("max us", Cell::Fig("reg_max_us", 1)),
+            ("p99.9 / tokio", Cell::ToTokio("reg_p999_us")),
+            ("max unswitched us", Cell::Fig("reg_max_unswitched_us", 1)),
+            ("blocked", Cell::Fig("probes_blocked", 0)),
+            ("preempted", Cell::Fig("probes_preempted", 0)),
+            ("drop p99.9 us", Cell::Fig("drop_p999_us", 2)),
+            ("drop max us", Cell::Fig("drop_max_us", 1)),
+            ("burst ms", Cell::Fig("burst_ms", 1)),
+            ("early", Cell::Fig("early", 0)),
+        ],
+        &lines,
+    );
+    let runs = runs.map(|(sys, variant, _)| (sys, variant));
+    s.push_str(&late_starts(
+        r,
+        work,
+        &runs,
+        "registered_before_deadline",
+        "\nW13 warning: {}'s tasks were still registering at the common instant in \
+         repetition(s) {}: the burst began before the prober did.",
+    ));
     s
 }

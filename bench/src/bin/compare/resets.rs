@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use tickwheel_bench::{new_timer, two_workers};
 
+use crate::rng::Rng;
 use crate::systems::{emit, Figures, Sizes, Sys};
-use crate::workloads::Rng;
 
 /// How far each reset pushes the deadline.
 const IDLE: Duration = Duration::from_secs(30);

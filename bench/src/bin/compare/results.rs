@@ -1,5 +1,6 @@
-//! What the children reported, by run and repetition, and the spread of a
-//! figure over the repetitions (min / median / max).
+//! What the children reported, by run and repetition, the spread of a
+//! figure over the repetitions (min / median / max), and how a figure is
+//! written in the report.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +36,44 @@ impl Spread {
             max: v[n - 1],
         })
     }
+}
+
+pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// `min / median / max`, or one figure where the three agree at `digits`.
+pub fn fmt_spread(s: Option<Spread>, digits: usize) -> String {
+    match s {
+        None => "-".to_string(),
+        Some(s) => {
+            let [min, median, max] = [s.min, s.median, s.max].map(|v| format!("{v:.digits$}"));
+            if min == max {
+                median
+            } else {
+                format!("{min} / {median} / {max}")
+            }
+        }
+    }
+}
+
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+pub fn median(s: Option<Spread>) -> Option<f64> {
+    Some(s?.median)
+}
+
+/// Whether `holds` is true of every repetition, if all `reps` are there.
+pub fn every_rep(per_rep: &PerRep, reps: usize, holds: impl Fn(f64) -> bool) -> Option<bool> {
+    if per_rep.len() < reps || reps == 0 {
+        return None;
+    }
+    Some(per_rep.values().all(|&v| holds(v)))
 }
 
 /// A figure per repetition (0-based), for the repetitions that produced it.
@@ -82,6 +121,13 @@ impl Results {
             .insert(key.to_string(), value);
     }
 
+    /// Whether `sys` (as `variant`) reported anything in `work`.
+    pub fn ran(&self, work: Work, sys: Sys, variant: Variant) -> bool {
+        self.runs
+            .get(&(work.name(), sys.name(), variant))
+            .is_some_and(|reps| !reps.is_empty())
+    }
+
     /// `key` of `sys` (as `variant`) in `work`, per repetition.
     pub fn per_rep(&self, work: Work, sys: Sys, variant: Variant, key: &str) -> PerRep {
         self.runs
@@ -94,14 +140,9 @@ impl Results {
             .unwrap_or_default()
     }
 
-    /// W1/W2 overhead of `sys` above the floor, per repetition: each
-    /// repetition's figure less the floor of the same repetition.
-    pub fn overhead_per_rep(&self, work: Work, sys: Sys, variant: Variant) -> PerRep {
-        self.overhead_per_rep_of(work, sys, variant, "ns_per_op")
-    }
-
-    /// The overhead above the floor in figure `key` (W9: CPU ns per task),
-    /// per repetition, as [`overhead_per_rep`](Self::overhead_per_rep).
+    /// The overhead of `sys` above the floor in figure `key`, per
+    /// repetition: each repetition's figure less the floor's of the same
+    /// repetition.
     pub fn overhead_per_rep_of(&self, work: Work, sys: Sys, variant: Variant, key: &str) -> PerRep {
         let floor = self.per_rep(work, Sys::Floor, Variant::Plain, key);
         let own = self.per_rep(work, sys, variant, key);
@@ -114,11 +155,6 @@ impl Results {
     /// The spread of `key` of `sys` (as `variant`) in `work`.
     pub fn spread(&self, work: Work, sys: Sys, variant: Variant, key: &str) -> Option<Spread> {
         Spread::of(self.per_rep(work, sys, variant, key).into_values())
-    }
-
-    /// The spread of the W1/W2 overhead above the floor.
-    pub fn overhead_spread(&self, work: Work, sys: Sys, variant: Variant) -> Option<Spread> {
-        Spread::of(self.overhead_per_rep(work, sys, variant).into_values())
     }
 
     /// The spread of the overhead above the floor in figure `key`.
@@ -181,12 +217,12 @@ mod tests {
         }
         // Repetition 3 of tickwheel has no floor: left out.
         r.insert(run(Sys::Tickwheel), 3, figures(1.0));
-        let per_rep = r.overhead_per_rep(Work::W2, Sys::Tickwheel, Variant::Plain);
+        let per_rep = r.overhead_per_rep_of(Work::W2, Sys::Tickwheel, Variant::Plain, "ns_per_op");
         assert_eq!(
             per_rep.into_iter().collect::<Vec<_>>(),
             [(0, 40.0), (1, 25.0), (2, 28.0)]
         );
-        let spread = r.overhead_spread(Work::W2, Sys::Tickwheel, Variant::Plain);
+        let spread = r.overhead_spread_of(Work::W2, Sys::Tickwheel, Variant::Plain, "ns_per_op");
         assert_eq!(spread.map(|s| s.median), Some(28.0));
         assert_eq!(r.get(Work::W2, Sys::Tokio, "ns_per_op"), None);
     }

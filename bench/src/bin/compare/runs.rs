@@ -228,7 +228,7 @@ mod tests {
         // W9, a task per sleep: the floor, tickwheel's default timer and
         // tokio's, on both runtimes (no alternative timer, as W8 on 2
         // workers); W11: tickwheel alone at each shard count.
-        for work in [Work::W9Ct, Work::W9Mt] {
+        for work in crate::systems::TaskSleeps::ALL.map(Work::W9) {
             assert_eq!(labels(work, true), ["floor", "tickwheel", "tokio"]);
         }
         for shards in crate::systems::Shards::ALL {
@@ -254,10 +254,11 @@ mod tests {
         }
         assert_eq!(groups.concat(), Work::ALL);
         // A selection of some (`--workloads w9mt,w11-4,w11-64`).
+        let w9mt = Work::W9(crate::systems::TaskSleeps::SPAWNED_MT);
         assert_eq!(
-            turns(&[Work::W9Mt, Work::W11(Shards::S4), Work::W11(Shards::S64)]),
+            turns(&[w9mt, Work::W11(Shards::S4), Work::W11(Shards::S64)]),
             [
-                vec![Work::W9Mt],
+                vec![w9mt],
                 vec![Work::W11(Shards::S4), Work::W11(Shards::S64)]
             ]
         );

@@ -1,4 +1,4 @@
-//! W11, shards (issue "Speed 4"): what tickwheel's shard count costs a
+//! W11, shards: what tickwheel's shard count costs a
 //! timer that a many-core runtime would get (the default is 2 shards per
 //! worker, at most 64), measured on this machine at 4, 16 and 64 shards
 //! (`w11-4`, `w11-16`, `w11-64`: a child each, so one count's heap, threads
@@ -25,10 +25,10 @@
 //! - (d) `w9_cpu_s`, `w9_early`: W9's tasks (200,000, each awaiting a
 //!   `tickwheel::time::sleep` of up to 1 s; 20,000 of up to 0.3 s with
 //!   `--quick`), on the installed timer; the process's CPU over the run.
-//!   Whole CPU, not above a floor: the targets compare one shard count with
+//!   Whole CPU, not above a floor: the goals compare one shard count with
 //!   another, whose floors are the same.
 //!
-//! The targets (`targets`): a new timer at 64 shards holds at most 1 MB
+//! The goals (`goals`): a new timer at 64 shards holds at most 1 MB
 //! (10^6 bytes), and the trickle's and W9's CPU at 64 shards is at most
 //! 1.1 x that at 4 (medians).
 

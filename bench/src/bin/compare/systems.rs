@@ -61,10 +61,8 @@ pub enum Work {
     W8,
     /// The same trickle on a 2-worker runtime.
     W8Mt,
-    /// A task per sleep (`task_sleeps.rs`) on a current-thread runtime.
-    W9Ct,
-    /// The same on a 2-worker runtime.
-    W9Mt,
+    /// A task per sleep (`task_sleeps.rs`), in one of its shapes.
+    W9(TaskSleeps),
     /// tickwheel alone at a shard count (`shards.rs`): a new timer's heap,
     /// idle wake-ups, W8's trickle and W9 on 2 workers.
     W11(Shards),
@@ -85,7 +83,7 @@ pub enum Work {
 }
 
 impl Work {
-    pub const ALL: [Work; 29] = [
+    pub const ALL: [Work; 33] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -96,8 +94,12 @@ impl Work {
         Work::W7,
         Work::W8,
         Work::W8Mt,
-        Work::W9Ct,
-        Work::W9Mt,
+        Work::W9(TaskSleeps::SPAWNED_CT),
+        Work::W9(TaskSleeps::SPAWNED_MT),
+        Work::W9(TaskSleeps::JOINSET_CT),
+        Work::W9(TaskSleeps::JOINSET_MT),
+        Work::W9(TaskSleeps::NOTIFY_CT),
+        Work::W9(TaskSleeps::NOTIFY_MT),
         Work::W11(Shards::S4),
         Work::W11(Shards::S16),
         Work::W11(Shards::S64),
@@ -129,8 +131,7 @@ impl Work {
             Work::W7 => "w7",
             Work::W8 => "w8",
             Work::W8Mt => "w8mt",
-            Work::W9Ct => "w9ct",
-            Work::W9Mt => "w9mt",
+            Work::W9(tasks) => tasks.name(),
             Work::W11(shards) => shards.name(),
             Work::W12(busy) => busy.name(),
             Work::W13 => "w13",
@@ -145,21 +146,45 @@ impl Work {
         Work::ALL.into_iter().find(|w| w.name() == name)
     }
 
-    /// Whether `--workloads` item `item` selects this workload: its name,
-    /// or the name of its family (`w12` for every `w12-*`, `w11` for every
-    /// `w11-*`, `w10` for every `w10-*` and `w10-base` for every
+    /// The configuration, as the report names it: the runtime, shape or
+    /// load that tells this workload from its family's others ("" for a
+    /// workload alone, and for W11, whose goals name their shard count).
+    pub fn configuration(self) -> String {
+        match self {
+            Work::W8 => "current-thread".into(),
+            Work::W8Mt => "2 workers".into(),
+            Work::W9(tasks) => format!("{}, {}", tasks.runtime(), tasks.label()),
+            Work::W12(busy) => busy.label(),
+            Work::W10(http) => http.label(),
+            _ => String::new(),
+        }
+    }
+
+    /// Whether `--workloads` item `item` selects this workload: its name
+    /// (and then only it), its family (`w9`, `w10`, `w11`, `w12`), or a
+    /// part of its family before a dash (`w10-base` for every
     /// `w10-base-*`).
     pub fn selected_by(self, item: &str) -> bool {
-        let name = self.name();
-        name == item
-            || name
+        if Work::parse(item).is_some() {
+            return self.name() == item;
+        }
+        let family = match self {
+            Work::W9(_) => "w9",
+            Work::W10(_) => "w10",
+            Work::W11(_) => "w11",
+            Work::W12(_) => "w12",
+            _ => self.name(),
+        };
+        family == item
+            || self
+                .name()
                 .strip_prefix(item)
                 .is_some_and(|rest| rest.starts_with('-'))
     }
 
     /// Whether this workload's children take turns with `other`'s within
     /// each repetition, as a workload's systems do: W11's shard counts, whose
-    /// targets compare one count with another, so a noisy moment of the
+    /// goals compare one count with another, so a noisy moment of the
     /// machine weighs on all of them.
     pub fn takes_turns_with(self, other: Work) -> bool {
         matches!((self, other), (Work::W11(_), Work::W11(_)))
@@ -172,11 +197,85 @@ impl Work {
             Work::W7 | Work::W8 | Work::W8Mt | Work::W12(_) | Work::W13 | Work::W10(_) => {
                 &[Sys::Tickwheel, Sys::Tokio]
             }
-            Work::W9Ct | Work::W9Mt => &[Sys::Floor, Sys::Tickwheel, Sys::Tokio],
+            Work::W9(_) => &[Sys::Floor, Sys::Tickwheel, Sys::Tokio],
             // tickwheel against itself at another shard count.
             Work::W11(_) => &[Sys::Tickwheel],
             Work::Dq1 | Work::Dq2 | Work::Dq3 => &Sys::QUEUES,
             _ => &Sys::TIMERS,
+        }
+    }
+}
+
+/// W9's shapes: how the tasks are spawned and how their end is awaited.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TaskShape {
+    /// Spawned by a task, in one poll; each task counts itself down, the
+    /// last notifies the spawning task (`w9ct`, `w9mt`).
+    Spawned,
+    /// Spawned from `block_on` into a `JoinSet`, which `block_on` drains
+    /// (`-joinset`).
+    JoinSet,
+    /// Spawned from `block_on`, detached; each task counts itself down, the
+    /// last notifies `block_on` (`-notify`).
+    Notify,
+}
+
+/// W9's configurations: a shape on a current-thread runtime or on 2
+/// workers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TaskSleeps {
+    pub shape: TaskShape,
+    pub two_workers: bool,
+}
+
+impl TaskSleeps {
+    pub const SPAWNED_CT: TaskSleeps = TaskSleeps::new(TaskShape::Spawned, false);
+    pub const SPAWNED_MT: TaskSleeps = TaskSleeps::new(TaskShape::Spawned, true);
+    pub const JOINSET_CT: TaskSleeps = TaskSleeps::new(TaskShape::JoinSet, false);
+    pub const JOINSET_MT: TaskSleeps = TaskSleeps::new(TaskShape::JoinSet, true);
+    pub const NOTIFY_CT: TaskSleeps = TaskSleeps::new(TaskShape::Notify, false);
+    pub const NOTIFY_MT: TaskSleeps = TaskSleeps::new(TaskShape::Notify, true);
+    /// In the order of W9's table: a runtime's shapes together.
+    pub const ALL: [TaskSleeps; 6] = [
+        TaskSleeps::SPAWNED_CT,
+        TaskSleeps::JOINSET_CT,
+        TaskSleeps::NOTIFY_CT,
+        TaskSleeps::SPAWNED_MT,
+        TaskSleeps::JOINSET_MT,
+        TaskSleeps::NOTIFY_MT,
+    ];
+
+    const fn new(shape: TaskShape, two_workers: bool) -> TaskSleeps {
+        TaskSleeps { shape, two_workers }
+    }
+
+    /// The workload's name on the command line: `w9ct`, `w9mt` (spawned by
+    /// a task, as before the other shapes), `w9<ct|mt>-<joinset|notify>`.
+    pub fn name(self) -> &'static str {
+        match (self.shape, self.two_workers) {
+            (TaskShape::Spawned, false) => "w9ct",
+            (TaskShape::Spawned, true) => "w9mt",
+            (TaskShape::JoinSet, false) => "w9ct-joinset",
+            (TaskShape::JoinSet, true) => "w9mt-joinset",
+            (TaskShape::Notify, false) => "w9ct-notify",
+            (TaskShape::Notify, true) => "w9mt-notify",
+        }
+    }
+
+    pub fn runtime(self) -> &'static str {
+        if self.two_workers {
+            "2 workers"
+        } else {
+            "current-thread"
+        }
+    }
+
+    /// As the report names it.
+    pub fn label(self) -> &'static str {
+        match self.shape {
+            TaskShape::Spawned => "spawned by a task, counter + Notify",
+            TaskShape::JoinSet => "spawned from block_on, JoinSet",
+            TaskShape::Notify => "spawned from block_on, counter + Notify",
         }
     }
 }

@@ -70,8 +70,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::measure::{context_switches, cpu_ns, lateness_ns, Lateness, NOT_FIRED};
+use crate::rng::Rng;
 use crate::systems::{emit, Figures, Sizes, Sys};
-use crate::workloads::Rng;
 
 /// One registration per this, on a fixed schedule.
 const PERIOD: Duration = Duration::from_millis(1);
@@ -113,7 +113,7 @@ fn sleep_until(sys: Sys, timer: Option<&tickwheel::Timer>, deadline: Instant) ->
 
 /// The tick (counted from `grid`, a tick boundary) in which a sleep due at
 /// `deadline` fires: deadlines round up to the next boundary.
-pub fn fire_tick(deadline: Instant, grid: Instant, tick: Duration) -> i128 {
+fn fire_tick(deadline: Instant, grid: Instant, tick: Duration) -> i128 {
     let offset = if deadline >= grid {
         (deadline - grid).as_nanos() as i128
     } else {
@@ -205,24 +205,37 @@ pub fn trickle(
         emit(out, "late_p99_ms", late.ms_at(0.99));
     }
     if let (Some(timer), Some(before)) = (timer, stats_before) {
-        let delta = timer.stats().delta(&before);
-        // Ticks with at least one sleep due: the wake-ups a driver needs at
-        // the least. `last_tick` is a tick boundary, which fixes the grid.
-        let (tick, grid) = (timer.tick(), timer.last_tick());
-        let mut busy: Vec<i128> = deadlines
-            .iter()
-            .map(|&d| fire_tick(d, grid, tick))
-            .collect();
-        busy.sort_unstable();
-        busy.dedup();
-        let wakeups = delta.wakeups as f64;
-        emit(out, "tick_ms", tick.as_secs_f64() * 1e3);
-        emit(out, "driver_wakeups", wakeups);
-        emit(out, "wakeups_per_s", wakeups / elapsed);
-        emit(out, "ticks_per_s", delta.ticks as f64 / elapsed);
-        emit(out, "busy_ticks_per_s", busy.len() as f64 / elapsed);
-        emit(out, "wakeups_per_busy_tick", wakeups / busy.len() as f64);
+        driver_figures(out, timer, &before, deadlines, elapsed);
     }
+}
+
+/// tickwheel's driver over `window` seconds since `before`: its tick, its
+/// wake-ups (in all, per second, and per busy tick: a tick in which one of
+/// `deadlines` fell, the wake-ups a driver needs at the least), the ticks
+/// its clock advanced and the busy ticks, per second (W8, W12).
+pub fn driver_figures(
+    out: &mut Figures,
+    timer: &tickwheel::Timer,
+    before: &tickwheel::Stats,
+    deadlines: impl IntoIterator<Item = Instant>,
+    window: f64,
+) {
+    let delta = timer.stats().delta(before);
+    // `last_tick` is a tick boundary, which fixes the grid.
+    let (tick, grid) = (timer.tick(), timer.last_tick());
+    let mut busy: Vec<i128> = deadlines
+        .into_iter()
+        .map(|d| fire_tick(d, grid, tick))
+        .collect();
+    busy.sort_unstable();
+    busy.dedup();
+    let wakeups = delta.wakeups as f64;
+    emit(out, "tick_ms", tick.as_secs_f64() * 1e3);
+    emit(out, "driver_wakeups", wakeups);
+    emit(out, "wakeups_per_s", wakeups / window);
+    emit(out, "ticks_per_s", delta.ticks as f64 / window);
+    emit(out, "busy_ticks_per_s", busy.len() as f64 / window);
+    emit(out, "wakeups_per_busy_tick", wakeups / busy.len() as f64);
 }
 
 #[cfg(test)]

@@ -1,8 +1,6 @@
-//! The workloads a child runs: W1 and W2 (per-operation cost against a
-//! no-timer floor), W3, W4 and W6 (a million timers), W5 (an idle runtime);
-//! and where the others are (W7 `resets`, W8 `trickle`, W9 `task_sleeps`,
-//! W10 `http`, W11 `shards`, W12 `busy`, W13 `registrations`, DQ1-DQ3
-//! `delay_queue`).
+//! W1 and W2 (per-operation cost against a no-timer floor), W3, W4 and W6
+//! (a million timers) and W5 (an idle runtime), as a child runs them. The
+//! other workloads have a file each (see `main`'s module list).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -18,7 +16,8 @@ use tickwheel_bench::{current_thread, new_timer, two_workers, yield_once, DEADLI
 use crate::measure::{
     context_switches, cpu_ns, lateness_ns, live_bytes, runqueue_wait_ns, Lateness, NOT_FIRED,
 };
-use crate::systems::{emit, Figures, Sizes, Sys, Work};
+use crate::rng::Rng;
+use crate::systems::{emit, Figures, Sizes, Sys};
 
 // ---------------------------------------------------------------------------
 // W1 and W2
@@ -85,7 +84,7 @@ async fn anchor(due: Duration) -> Pin<Box<tokio::time::Sleep>> {
 /// a spawned task, as a request handler would: waking a spawned task from
 /// itself only queues it, while waking the `block_on` future also writes the
 /// driver's eventfd (a syscall per iteration in every variant).
-fn run_serial(sys: Sys, sizes: Sizes, w2: bool, out: &mut Figures) {
+pub fn run_serial(sys: Sys, sizes: Sizes, w2: bool, out: &mut Figures) {
     let rt = current_thread();
     let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
     let mut best = f64::INFINITY;
@@ -122,7 +121,7 @@ fn run_serial(sys: Sys, sizes: Sizes, w2: bool, out: &mut Figures) {
 }
 
 /// W1 with 64 tasks on a 2-worker runtime: best round, total time / total ops.
-fn run_w1_mt(sys: Sys, sizes: Sizes, out: &mut Figures) {
+pub fn run_w1_mt(sys: Sys, sizes: Sizes, out: &mut Figures) {
     const TASKS: u64 = 64;
     let rt = two_workers();
     let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
@@ -170,35 +169,6 @@ fn run_w1_mt(sys: Sys, sizes: Sizes, out: &mut Figures) {
 
 // ---------------------------------------------------------------------------
 // Mass workloads: W3, W4, W6
-
-/// Deterministic pseudo-random numbers (xorshift64*), so every system gets
-/// the same deadlines in the same order.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from `seed` (any value but 0 works; 0 is mapped away).
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_f64() * n as f64) as usize).min(n - 1)
-    }
-
-    fn next_f64(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `[lo, hi)`.
-    pub fn between(&mut self, lo: Duration, hi: Duration) -> Duration {
-        lo + (hi - lo).mul_f64(self.next_f64())
-    }
-}
 
 /// A pending timer of any of the three systems, as a caller would store it.
 enum AnySleep {
@@ -292,7 +262,7 @@ fn register_all(
     sleeps
 }
 
-fn run_w3(sys: Sys, sizes: Sizes, out: &mut Figures) {
+pub fn run_w3(sys: Sys, sizes: Sizes, out: &mut Figures) {
     let rt = current_thread();
     let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
     let n = sizes.mass;
@@ -302,7 +272,7 @@ fn run_w3(sys: Sys, sizes: Sizes, out: &mut Figures) {
         done: tokio::sync::Notify::new(),
     });
     let waker = Waker::from(counter.clone());
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let offsets: Vec<Duration> = (0..n)
         .map(|_| {
             let soonest = Duration::from_millis(100);
@@ -365,13 +335,13 @@ fn run_w3(sys: Sys, sizes: Sizes, out: &mut Figures) {
     emit(out, "fired", counter.fired.load(Ordering::Relaxed) as f64);
 }
 
-fn run_w4(sys: Sys, sizes: Sizes, out: &mut Figures) {
+pub fn run_w4(sys: Sys, sizes: Sizes, out: &mut Figures) {
     const CHUNK: usize = 1_000;
     for (key, background) in [("register_ns_0", 0), ("register_ns_1m", sizes.mass)] {
         let rt = current_thread();
         let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
         let noop = Waker::noop();
-        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut rng = Rng::new(0x2545_F491_4F6C_DD1D);
         let per_op = rt.block_on(tokio::task::unconstrained(async {
             let now = Instant::now();
             let far: Vec<Instant> = (0..background)
@@ -406,7 +376,7 @@ fn run_w4(sys: Sys, sizes: Sizes, out: &mut Figures) {
     }
 }
 
-fn run_w5(sys: Sys, sizes: Sizes, out: &mut Figures) {
+pub fn run_w5(sys: Sys, sizes: Sizes, out: &mut Figures) {
     let rt = two_workers();
     let before = live_bytes();
     let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
@@ -480,7 +450,7 @@ impl Wake for LateWaker {
     }
 }
 
-fn run_w6(sys: Sys, sizes: Sizes, out: &mut Figures) {
+pub fn run_w6(sys: Sys, sizes: Sizes, out: &mut Figures) {
     let rt = two_workers();
     let timer = (sys == Sys::Tickwheel).then(|| new_timer(&rt));
     let n = sizes.mass;
@@ -491,7 +461,7 @@ fn run_w6(sys: Sys, sizes: Sizes, out: &mut Figures) {
     });
     // The first deadline is after registration (see `Sizes::w6_lead`).
     let lead = sizes.w6_lead;
-    let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+    let mut rng = Rng::new(0x1234_5678_9ABC_DEF1);
     let start = Instant::now();
     let deadlines: Vec<Instant> = (0..n)
         .map(|_| start + lead + rng.between(Duration::ZERO, sizes.spread))
@@ -541,30 +511,4 @@ fn run_w6(sys: Sys, sizes: Sizes, out: &mut Figures) {
             timer.stats().lateness.p99.as_secs_f64() * 1e3,
         );
     }
-}
-
-pub fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
-    let mut out = Figures::new();
-    match work {
-        Work::W1Ct => run_serial(sys, sizes, false, &mut out),
-        Work::W1Mt => run_w1_mt(sys, sizes, &mut out),
-        Work::W2 => run_serial(sys, sizes, true, &mut out),
-        Work::W3 => run_w3(sys, sizes, &mut out),
-        Work::W4 => run_w4(sys, sizes, &mut out),
-        Work::W5 => run_w5(sys, sizes, &mut out),
-        Work::W6 => run_w6(sys, sizes, &mut out),
-        Work::W7 => crate::resets::run_w7(sys, sizes, &mut out),
-        Work::W8 => crate::trickle::run_w8(sys, sizes, false, &mut out),
-        Work::W8Mt => crate::trickle::run_w8(sys, sizes, true, &mut out),
-        Work::W9Ct => crate::task_sleeps::run_w9(sys, sizes, false, &mut out),
-        Work::W9Mt => crate::task_sleeps::run_w9(sys, sizes, true, &mut out),
-        Work::W11(shards) => crate::shards::run_w11(shards, sys, sizes, &mut out),
-        Work::W12(busy) => crate::busy::run_w12(busy, sys, sizes, &mut out),
-        Work::W13 => crate::registrations::run_w13(sys, sizes, &mut out),
-        Work::W10(http) => crate::http::run_w10(http, sys, sizes, &mut out),
-        Work::Dq1 | Work::Dq2 | Work::Dq3 => {
-            crate::delay_queue::run_dq(work, sys, sizes, &mut out);
-        }
-    }
-    out
 }

@@ -25,7 +25,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-/// What W10 prints, and the targets say, where wrk is absent.
+/// What W10 prints, and its goals say, where wrk is absent.
 pub const SKIPPED: &str = "skipped: wrk not installed (bench/scripts/install-wrk.sh)";
 
 /// Whether `wrk` runs here.
