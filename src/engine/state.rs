@@ -16,7 +16,7 @@ use crate::engine::shared::Shared;
 use crate::engine::tokio_compat::on_tokio_grid;
 use crate::engine::trace::debug;
 use crate::engine::unwind::run_contained;
-use crate::engine::wheel::Wheel;
+use crate::engine::wheel::TimerWheel;
 
 /// Validated settings, from [`Builder`](crate::Builder).
 #[derive(Debug, Clone, Copy)]
@@ -103,7 +103,7 @@ impl Inner {
         let shards = (0..count)
             .map(|_| {
                 Arc::new(Shard::new(
-                    Wheel::new(config.slots, config.tick_ns),
+                    TimerWheel::new(config.slots, config.tick_ns),
                     shared.clone(),
                 ))
             })

@@ -1,5 +1,9 @@
-//! One shard's hashed wheel: a ring of buckets covering the current and the
-//! next revolution, and an overflow level for later ones.
+//! The hashed wheel: a ring of buckets covering the current and the next
+//! revolution, an overflow level for later ones, and the slab its nodes
+//! live in. One wheel serves two owners, with what it holds per node as its
+//! type parameter: each timer shard keeps its sleeps' wakers in a
+//! [`TimerWheel`] (`sleeps.rs`), and each `DelayQueue` keeps its items in a
+//! `Wheel<T>` of its own, taking them out one at a time (`queue.rs`).
 //!
 //! ```text
 //!  lap = tick >> shift (a lap is one revolution of `slots` ticks)
@@ -10,63 +14,74 @@
 //!  | lap C half       | lap C+1 half|     later laps: BTreeMap<lap, head>
 //!  +----+----+-- .. --+----+-- .. --+     { C+2: a -> b,  C+9: c, C+900: d }
 //!  bitmap: one bit per non-empty bucket
+//!  never: deadlines the clock never reaches      due: (queues) known due
 //! ```
 //!
 //! Invariants (checked by the unit tests in `tests.rs` and by
 //! `debug_assert!`s):
 //! - every tick `<= elapsed` has been processed: its bucket is empty;
-//! - with `C = lap(elapsed + 1)`, the ring holds exactly the entries whose
-//!   tick lies in lap `C` or `C + 1`, each in bucket `tick & mask`. Two
+//! - with `C = lap(elapsed + 1)`, a node in bucket `b` sits there for a tick
+//!   `t > elapsed` in lap `C` or `C + 1` with `t & mask == b`. Two
 //!   consecutive laps use the two halves of the ring, so a bucket only ever
-//!   holds entries of one tick, and every deadline less than one revolution
+//!   holds nodes of one tick, and every deadline less than one revolution
 //!   away (the common case: a 5 s timeout on the default 8.192 s wheel) goes
 //!   straight into the ring;
-//! - the overflow holds the entries of laps `C + 2` and later, one list per
-//!   lap (`overflow.rs`: an array slot for the next 64 laps, a map entry past
-//!   them).
-//!   When lap `C + 1` becomes current, lap `C + 2`'s list moves into the ring
-//!   in one walk, so a far-future timer is touched once on its way in, never
-//!   once per revolution as in Netty's `remainingRounds` (Kafka and Linux
-//!   avoid that walk the same way).
+//! - the overflow holds the lists of laps `C + 2` and later, one per lap
+//!   (`overflow.rs`: an array slot for the next 64 laps, a map entry past
+//!   them). When lap `C + 1` becomes current, lap `C + 2`'s list moves into
+//!   the ring in one walk, so a far-future node is touched once on its way
+//!   in, never once per revolution as in Netty's `remainingRounds` (Kafka and
+//!   Linux avoid that walk the same way);
+//! - the `never` list holds exactly the nodes whose deadline the clock can
+//!   never reach (a saturated deadline such as `Duration::MAX`, or a tick
+//!   past the last one the clock can express): nothing ever schedules a
+//!   wake-up for them;
+//! - the `due` list (only a queue links there) holds nodes known to be due
+//!   that the ring cannot take, in tick order.
 //!
-//! Lists are doubly linked by slab key, so removing an entry is O(1) and its
-//! slot is free for reuse at once; it never waits for its bucket's turn.
+//! Lists are doubly linked by slab index. A head's `prev` names its list
+//! ([`List`]), so any node unlinks in O(1) without a lookup of where it is,
+//! and when the head leaves, its successor inherits the name.
 //!
-//! A reset to a later deadline leaves the entry where it is and records how
-//! many ticks its list is ahead of it (`Entry::lag`): when that list comes
-//! due, the entry moves to where its deadline belongs instead of firing. So
-//! the lists are exact for every entry with no lag, and early (never late)
-//! for the others.
+//! **Moved later in place.** A node whose deadline moves later stays in the
+//! list it is in when it can ([`Wheel::extend`]): only its deadline changes,
+//! and when its list comes round, the node is filed again where its deadline
+//! says instead of coming out (as tokio's wheel extends a timer). An idle
+//! timeout pushed back on every message so costs one write per message and
+//! one move per timeout period. A node's tick is therefore at or after its
+//! bucket's (or lap's), never before; nodes in the `never` and `due` lists
+//! always sit where their deadline says.
 //!
-//! Entries the clock can never reach (a saturated deadline such as
-//! `Duration::MAX`, or a tick past the last one the driver's clock can
-//! express) sit in a separate `never` list: they are woken by shutdown, but
-//! nothing ever schedules a driver wake-up for them.
+//! **Ties.** Every list takes new nodes at its front, and comes out from its
+//! front: of nodes of one tick in one bucket, the latest linked comes out
+//! first. A far lap's list is reversed as it moves into the ring, so of the
+//! nodes linked into one far lap, the earliest comes out first. The timer
+//! fires a bucket in that order; a queue's `peek` and `poll_expired` follow
+//! it one node at a time.
 //!
-//! The wheel knows nothing of locks, tasks or clocks: the shard wraps it in a
-//! mutex, and the driver tells it what time it is. The ring's arithmetic
-//! (laps, buckets, when a far lap moves in) is in `ring.rs`; this file does
-//! the list surgery.
+//! The wheel knows nothing of locks, tasks or clocks: a shard wraps its
+//! `TimerWheel` in a mutex, a queue owns its wheel, and both tell it what
+//! time it is. The ring's arithmetic (laps, buckets, when a far lap moves
+//! in) is in `ring.rs`; this file does the list surgery.
 
-pub(crate) mod bitmap;
-pub(crate) mod overflow;
-pub(crate) mod ring;
+mod bitmap;
+mod overflow;
+mod queue;
+mod ring;
 mod slab;
+mod sleeps;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 pub(crate) mod watchdog;
 
-use std::task::Waker;
-
 use self::bitmap::Bitmap;
 use self::overflow::Overflow;
+pub(crate) use self::queue::Wake;
 use self::ring::Ring;
-pub(crate) use self::slab::Key;
-pub(crate) use self::slab::MAX_KEY;
-use self::slab::{Slab, MAX_LAG, NIL};
-use crate::engine::lateness::LatenessHistogram;
-use crate::engine::prefetch;
+pub(crate) use self::slab::{Deadline, Key, Slab, MAX_KEY};
+use self::slab::{Node, HEAD, NIL};
+pub(crate) use self::sleeps::{Advance, Insert, Reset, TimerWheel, WakerCheck};
 use crate::engine::tick_div::TickDiv;
 
 /// Deadlines at or past this many nanoseconds since the origin have
@@ -93,351 +108,303 @@ pub(crate) fn deadline_tick(tick: TickDiv, ns: u64) -> u64 {
     }
 }
 
-/// What happened to a registration attempt.
-#[derive(Debug)]
-pub(crate) enum Insert {
-    /// Linked into the wheel; it will fire at `tick` (`u64::MAX`: never).
-    Registered { key: Key, tick: u64 },
-    /// The deadline's tick was already processed: the deadline has passed.
-    Elapsed,
-    /// The timer has shut down; nothing will ever fire again.
-    Shutdown,
-    /// Every key of this shard is in use (billions of timers).
-    NoKeys,
-}
-
-/// What happened to a reset of a registered entry.
-#[derive(Debug)]
-pub(crate) enum Reset {
-    /// Relinked under the new deadline, which fires at `tick` (`u64::MAX`:
-    /// never).
-    Moved { tick: u64 },
-    /// The new deadline's tick was already processed: the entry is removed and
-    /// its waker returned so the caller can wake it.
-    Elapsed(Waker),
-    /// The entry had already fired or been cancelled.
-    Stale,
-}
-
-/// The outcome of [`Wheel::check_waker`].
+/// Where [`Wheel::link`] (or [`Wheel::file`]) put a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WakerCheck {
-    /// The entry already fired or was cancelled.
-    Gone,
-    /// The stored waker already wakes the same task.
-    Same,
-    /// The stored waker wakes another task: swap in a clone of the new one.
-    Different,
+pub(crate) enum Placed {
+    /// In the `due` list: a queue's next poll hands it out.
+    Due,
+    /// In the ring or the overflow, due once tick `.0` has begun.
+    At(u64),
+    /// Its deadline is beyond the clock's reach: it never comes due.
+    Never,
 }
 
-/// Where the driver stands with this wheel after an [`Wheel::advance`].
+/// With [`OVERFLOW_BIT`] set, the low bits of a head's list name are the lap
+/// of an overflow list, modulo `2^30` ([`Wheel::lap_of`] recovers it);
+/// otherwise a bucket number (at most `2 * MAX_SLOTS`, far below the two
+/// codes here) or one of these.
+const OVERFLOW_BIT: u32 = 1 << 30;
+const NEVER: u32 = HEAD | (OVERFLOW_BIT - 1);
+const DUE: u32 = HEAD | (OVERFLOW_BIT - 2);
+const LAP_MASK: u64 = OVERFLOW_BIT as u64 - 1;
+
+/// A list, as named by its head's `prev`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Advance {
-    /// Nothing registered can ever come due (the wheel is empty, or holds
-    /// only entries that never fire).
-    Idle,
-    /// The driver must come back once tick `.0` has begun.
-    Until(u64),
-    /// The waker batch is full: wake those tasks, then call again.
-    BatchFull,
+enum List {
+    Bucket(usize),
+    /// The list of a far lap, by its low 30 bits.
+    Overflow(u32),
+    Due,
+    Never,
 }
 
-/// Event counts, kept under the shard lock and summed on demand.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Counters {
-    pub(crate) registered: u64,
-    pub(crate) fired: u64,
-    pub(crate) cancelled: u64,
-    pub(crate) migrated: u64,
+impl List {
+    /// The list a head's `prev` names, or `None` for a node that is not a
+    /// head.
+    #[inline]
+    fn named_by(prev: u32) -> Option<List> {
+        match prev {
+            p if p < HEAD => None,
+            p if p < DUE => Some(List::Bucket((p & !HEAD) as usize)),
+            p if p & OVERFLOW_BIT != 0 => Some(List::Overflow(p & LAP_MASK as u32)),
+            NEVER => Some(List::Never),
+            _ => Some(List::Due),
+        }
+    }
+
+    #[inline]
+    fn name(self) -> u32 {
+        match self {
+            List::Bucket(bucket) => HEAD | bucket as u32,
+            List::Overflow(low) => HEAD | OVERFLOW_BIT | low,
+            List::Due => DUE,
+            List::Never => NEVER,
+        }
+    }
 }
 
 #[derive(Debug)]
-pub(crate) struct Wheel {
-    slab: Slab,
-    /// Head of each bucket of the current and the next lap.
+pub(crate) struct Wheel<P> {
+    slab: Slab<P>,
+    /// Head of each bucket of the current and the next lap; allocated by
+    /// the first link into it (see [`Wheel::file`]): until then the bitmap
+    /// says every bucket is empty, so nothing reads it.
     ring: Box<[u32]>,
     occupied: Bitmap,
     /// The lists of later laps.
     overflow: Overflow,
-    /// Head of the list of entries that can never come due.
+    /// Head of the list of nodes that can never come due.
     never: u32,
-    /// The last tick the driver can ever process: its clock saturates at
-    /// `i64::MAX` nanoseconds since the origin.
-    last_tick: u64,
+    /// Head and tail of the list of nodes known to be due (queues only).
+    due: u32,
+    due_tail: u32,
     /// Every tick up to and including this one has been processed.
     elapsed: u64,
     /// The ring's arithmetic (laps, buckets, move-in ticks).
     geometry: Ring,
     tick: TickDiv,
-    shutdown: bool,
-    counters: Counters,
-    lateness: LatenessHistogram,
+    /// The last tick the clock can ever reach: it saturates at `i64::MAX`
+    /// nanoseconds since the origin.
+    last_tick: u64,
+    /// The latest deadline that can come due, in nanoseconds: below
+    /// `SATURATED`, in `last_tick` or before.
+    last_ns: u64,
 }
 
-impl Wheel {
+impl<P> Wheel<P> {
     /// A wheel of `slots` ticks per revolution (a power of two), each
-    /// `tick_ns` long.
-    pub(crate) fn new(slots: usize, tick_ns: u64) -> Self {
+    /// `tick_ns` long, with every tick up to `elapsed` processed, over
+    /// `slab`.
+    pub(crate) fn new(slab: Slab<P>, slots: usize, tick_ns: u64, elapsed: u64) -> Self {
         debug_assert!(slots.is_power_of_two(), "slots = {slots}");
         debug_assert!(tick_ns > 0);
         let geometry = Ring::new(slots);
-        let buckets = geometry.buckets();
+        let last_tick = SATURATED / tick_ns;
         Wheel {
-            slab: Slab::default(),
-            // Allocated by the first link into it (see `link`); until then
-            // the bitmap says every bucket is empty, so nothing reads it.
+            slab,
             ring: Box::default(),
-            occupied: Bitmap::new(buckets),
-            overflow: Overflow::new(geometry.first_overflow_lap(0), NIL),
+            occupied: Bitmap::new(geometry.buckets()),
+            overflow: Overflow::new(geometry.first_overflow_lap(elapsed)),
             never: NIL,
-            last_tick: SATURATED / tick_ns,
-            elapsed: 0,
+            due: NIL,
+            due_tail: NIL,
+            elapsed,
             geometry,
             tick: TickDiv::new(tick_ns),
-            shutdown: false,
-            counters: Counters::default(),
-            lateness: LatenessHistogram::default(),
+            last_tick,
+            last_ns: (last_tick * tick_ns).min(SATURATED - 1),
         }
     }
 
-    pub(crate) fn pending(&self) -> usize {
-        self.slab.len()
+    /// Rebuilds the wheel for `slots` ticks of `tick_ns` from `elapsed`,
+    /// keeping the slab (which must hold no node).
+    pub(crate) fn rebuild(&mut self, slots: usize, tick_ns: u64, elapsed: u64) {
+        debug_assert_eq!(self.slab.len(), 0, "rebuilding a wheel with nodes");
+        let slab = std::mem::replace(&mut self.slab, Slab::new(2));
+        *self = Wheel::new(slab, slots, tick_ns, elapsed);
     }
 
-    pub(crate) fn counters(&self) -> Counters {
-        self.counters
+    #[inline]
+    pub(crate) fn slab(&self) -> &Slab<P> {
+        &self.slab
     }
 
-    pub(crate) fn lateness(&self) -> &LatenessHistogram {
-        &self.lateness
+    #[inline]
+    pub(crate) fn slab_mut(&mut self) -> &mut Slab<P> {
+        &mut self.slab
     }
 
-    pub(crate) fn entry_bytes(&self) -> usize {
-        self.slab.allocated_bytes()
-    }
-
-    fn tick_of(&self, deadline_ns: u64) -> u64 {
-        deadline_tick(self.tick, deadline_ns)
-    }
-
-    /// Every tick up to and including this one has been processed: no live
-    /// entry's deadline lies in it (an insert or reset into such a tick
-    /// completes at once instead).
+    /// Every tick up to and including this one has been processed: no node
+    /// in the ring or the overflow is filed under it.
+    #[inline]
     pub(crate) fn elapsed(&self) -> u64 {
         self.elapsed
     }
 
-    /// Whether an entry due at `deadline_ns` (in `tick`) can ever fire.
-    fn reachable(&self, deadline_ns: u64, tick: u64) -> bool {
-        deadline_ns < SATURATED && tick <= self.last_tick
+    /// Ticks per lap: half the ring's buckets.
+    pub(crate) fn slots(&self) -> usize {
+        self.geometry.buckets() / 2
     }
 
-    /// The tick the driver must wake for an entry in `tick`: `u64::MAX`
-    /// (never) for one that can never come due, so registering it never
-    /// notifies the driver.
-    fn wake_tick(&self, deadline_ns: u64, tick: u64) -> u64 {
-        if self.reachable(deadline_ns, tick) {
-            tick
-        } else {
-            u64::MAX
-        }
+    /// The tick a deadline of `ns` is filed under ([`deadline_tick`]).
+    #[inline]
+    pub(crate) fn tick_of(&self, ns: u64) -> u64 {
+        deadline_tick(self.tick, ns)
+    }
+
+    /// The last tick whose boundary a clock reading of `ns` has reached.
+    #[inline]
+    pub(crate) fn tick_floor(&self, ns: u64) -> u64 {
+        self.tick.floor(ns)
+    }
+
+    /// Nanoseconds since the origin of tick `tick`'s boundary (`tick <=
+    /// last_tick`).
+    pub(crate) fn boundary(&self, tick: u64) -> u64 {
+        debug_assert!(tick <= self.last_tick, "tick {tick} is past the clock");
+        tick * self.tick.ns()
+    }
+
+    /// Whether a deadline of `ns` can ever come due.
+    #[inline]
+    pub(crate) fn reachable(&self, ns: u64) -> bool {
+        ns <= self.last_ns
+    }
+
+    /// Whether a deadline of `ns` rounds up to `tick` or earlier:
+    /// `tick_of(ns) <= tick` without its division.
+    #[inline]
+    pub(crate) fn due_by(&self, ns: u64, tick: u64) -> bool {
+        // A saturated deadline's tick is the one after the last, even where
+        // the last boundary is the horizon itself (see `deadline_tick`).
+        ns <= tick.saturating_mul(self.tick.ns()) && (ns < SATURATED || tick > self.last_tick)
     }
 
     fn current_lap(&self) -> u64 {
         self.geometry.current_lap(self.elapsed)
     }
 
-    /// Whether an entry for `tick` (> elapsed) belongs in the ring.
-    fn in_ring(&self, tick: u64) -> bool {
-        self.geometry.in_ring(self.elapsed, tick)
-    }
-
-    /// The next non-empty bucket at or after tick `elapsed + 1`, as a tick.
-    fn next_busy_tick(&self) -> Option<(usize, u64)> {
+    /// The first non-empty bucket at or after tick `elapsed + 1`, and its
+    /// tick.
+    #[inline]
+    fn next_busy(&self) -> Option<(usize, u64)> {
         let from = self.geometry.bucket(self.elapsed + 1);
-        let slot = self
+        let bucket = self
             .occupied
             .next_set(from)
-            .or_else(|| self.occupied.next_set(0).filter(|&slot| slot < from))?;
-        Some((slot, self.geometry.tick_of_bucket(self.elapsed, slot)))
+            .or_else(|| self.occupied.next_set(0).filter(|&bucket| bucket < from))?;
+        Some((bucket, self.geometry.tick_of_bucket(self.elapsed, bucket)))
     }
 
-    /// Registers a task to wake at `deadline_ns` (since the timer's origin).
-    ///
-    /// The waker is cloned by the caller before the lock is taken (cloning
-    /// runs executor code, which must never run under a wheel lock): the
-    /// wheel takes it out of `waker` only if it registers it, and otherwise
-    /// leaves it there for the caller to drop outside the lock.
-    pub(crate) fn insert(&mut self, deadline_ns: u64, waker: &mut Option<Waker>) -> Insert {
-        if self.shutdown {
-            return Insert::Shutdown;
-        }
-        let tick = self.tick_of(deadline_ns);
-        if tick <= self.elapsed {
-            return Insert::Elapsed;
-        }
-        let Some(taken) = waker.take() else {
-            unreachable!("insert is given a waker");
-        };
-        let Some(key) = self.slab.insert(deadline_ns, taken) else {
-            return Insert::NoKeys;
-        };
-        self.link(key.index, tick);
-        self.counters.registered += 1;
-        Insert::Registered {
-            key,
-            tick: self.wake_tick(deadline_ns, tick),
-        }
-    }
-
-    /// Whether `key` is still registered (not yet fired or cancelled).
-    pub(crate) fn is_live(&self, key: Key) -> bool {
-        self.slab.get(key).is_some()
-    }
-
-    /// Whether `key`'s deadline was last set by a reset that did not read
-    /// the clock, so the poll that follows must read it to complete a
-    /// deadline that has passed. Clears the mark.
-    pub(crate) fn take_unchecked(&mut self, key: Key) -> bool {
-        self.slab
-            .get_mut(key)
-            .is_some_and(|entry| entry.take_unchecked())
-    }
-
-    /// Whether a registered entry's waker already wakes the task of `waker`
-    /// (checked before cloning `waker`, which must happen outside the lock).
-    pub(crate) fn check_waker(&self, key: Key, waker: &Waker) -> WakerCheck {
-        match self.slab.get(key).and_then(|entry| entry.waker.as_ref()) {
-            None => WakerCheck::Gone,
-            Some(current) if current.will_wake(waker) => WakerCheck::Same,
-            Some(_) => WakerCheck::Different,
-        }
-    }
-
-    /// Replaces the waker of a registered entry, so the task that polled last
-    /// is the one woken. Returns the old waker, or gives `waker` back if the
-    /// entry fired or was cancelled since it was checked; either is to be
-    /// dropped outside the lock (dropping a waker can run executor code).
-    pub(crate) fn swap_waker(&mut self, key: Key, waker: Waker) -> Result<Waker, Waker> {
-        match self
-            .slab
-            .get_mut(key)
-            .and_then(|entry| entry.waker.as_mut())
-        {
-            Some(current) => Ok(std::mem::replace(current, waker)),
-            None => Err(waker),
-        }
-    }
-
-    /// Unregisters `key`, returning its waker (to drop outside the lock), or
-    /// `None` if it already fired or was cancelled.
-    pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
-        self.slab.get(key)?;
-        self.unlink(key.index);
-        self.counters.cancelled += 1;
-        Some(self.slab.remove(key.index))
-    }
-
-    /// Moves a registered entry to a new deadline, keeping its slot and waker.
-    ///
-    /// A later deadline is recorded in place when it can be: the entry stays
-    /// in the list it is in, which comes due first, and moves then (as
-    /// tokio's wheel extends a timer). An idle timeout pushed back on every
-    /// message so costs one move per timeout period instead of one per
-    /// message.
-    ///
-    /// `unchecked` says the caller did not compare the deadline with the
-    /// clock (see [`Wheel::take_unchecked`]); a deadline in a processed tick
-    /// completes here either way.
-    pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
-        let Some(entry) = self.slab.get(key) else {
-            return Reset::Stale;
-        };
-        let tick = self.tick_of(deadline_ns);
-        if tick > self.elapsed && self.reachable(deadline_ns, tick) {
-            let old_tick = self.tick_of(entry.deadline);
-            // An entry with a lag has a reachable deadline too: lags are
-            // only recorded for reachable ticks.
-            let in_a_list_that_fires = self.reachable(entry.deadline, old_tick);
-            let linked = old_tick - entry.lag();
-            if in_a_list_that_fires && tick >= linked && tick - linked <= u64::from(MAX_LAG) {
-                let entry = self.slab.at_mut(key.index);
-                entry.deadline = deadline_ns;
-                entry.set_lag((tick - linked) as u32);
-                entry.set_unchecked(unchecked);
-                return Reset::Moved { tick: linked };
+    /// Links the unlinked node at `index`, whose deadline is `ns`, filed
+    /// under `tick` (`> elapsed`): into the ring, the overflow, or (for a
+    /// deadline the clock never reaches) the `never` list.
+    #[inline]
+    pub(crate) fn file(&mut self, index: u32, ns: u64, tick: u64) -> Placed {
+        debug_assert!(tick > self.elapsed, "filing processed tick {tick}");
+        let (head, list, placed) = if !self.reachable(ns) {
+            (&mut self.never, List::Never, Placed::Never)
+        } else if self.geometry.in_ring(self.elapsed, tick) {
+            let bucket = self.geometry.bucket(tick);
+            self.occupied.set(bucket);
+            if self.ring.is_empty() {
+                // Allocated on the first node it holds: a shard no thread
+                // registers on, or a queue never inserted into, costs no
+                // ring.
+                self.ring = vec![NIL; self.geometry.buckets()].into_boxed_slice();
             }
-        }
-        self.unlink(key.index);
-        if tick <= self.elapsed {
-            self.counters.cancelled += 1;
-            return Reset::Elapsed(self.slab.remove(key.index));
-        }
-        let entry = self.slab.at_mut(key.index);
-        entry.deadline = deadline_ns;
-        entry.set_lag(0);
-        entry.set_unchecked(unchecked);
-        self.link(key.index, tick);
-        Reset::Moved {
-            tick: self.wake_tick(deadline_ns, tick),
-        }
+            (
+                &mut self.ring[bucket],
+                List::Bucket(bucket),
+                Placed::At(tick),
+            )
+        } else {
+            let lap = self.geometry.lap(tick);
+            let low = (lap & LAP_MASK) as u32;
+            (
+                self.overflow.head_mut(lap),
+                List::Overflow(low),
+                Placed::At(tick),
+            )
+        };
+        let old = std::mem::replace(head, index);
+        push_front(&mut self.slab, old, index, list);
+        placed
     }
 
-    /// Processes every bucket whose tick is `<= now_tick`, pushing the wakers
-    /// of their entries onto `out` until it holds `limit` of them.
-    ///
-    /// `now_ns` is the driver's reading of the clock (nanoseconds since the
-    /// origin, with `now_tick == now_ns / tick_ns`); it is used to measure
-    /// lateness and to check that nothing fires early.
-    pub(crate) fn advance(
-        &mut self,
-        now_tick: u64,
-        now_ns: u64,
-        out: &mut Vec<Waker>,
-        limit: usize,
-    ) -> Advance {
-        loop {
-            if let Some((slot, tick)) = self.next_busy_tick() {
-                if tick > now_tick {
-                    self.set_elapsed(self.elapsed.max(now_tick));
-                    return Advance::Until(tick);
+    /// Links the unlinked node at `index` by its deadline. `due` says its
+    /// deadline is known to have passed: it goes to the `due` list, as does
+    /// one of a processed tick.
+    pub(crate) fn link(&mut self, index: u32, due: bool) -> Placed {
+        let ns = self.slab.at(index).deadline.ns();
+        let tick = self.tick_of(ns);
+        if due || tick <= self.elapsed {
+            self.push_due(index, tick);
+            return Placed::Due;
+        }
+        self.file(index, ns, tick)
+    }
+
+    /// Takes the node at `index` out of its list, in O(1).
+    #[inline]
+    pub(crate) fn unlink(&mut self, index: u32) {
+        let node = self.slab.at(index);
+        let (prev, next) = (node.prev, node.next());
+        if node.is_due() && self.due_tail == index {
+            self.due_tail = if prev < HEAD { prev } else { NIL };
+        }
+        if next != NIL {
+            // At the head, the successor inherits the list's name.
+            self.slab.at_mut(next).prev = prev;
+        }
+        match List::named_by(prev) {
+            None => self.slab.at_mut(prev).set_next(next),
+            Some(List::Bucket(bucket)) => {
+                debug_assert_eq!(self.ring[bucket], index);
+                self.ring[bucket] = next;
+                if next == NIL {
+                    self.occupied.clear(bucket);
                 }
-                if !self.fire_bucket(slot, now_ns, out, limit) {
-                    return Advance::BatchFull;
-                }
-                self.set_elapsed(tick);
-                continue;
             }
-            // The ring is empty: look at the overflow.
-            let Some(next_lap) = self.overflow.first() else {
-                self.set_elapsed(self.elapsed.max(now_tick));
-                return Advance::Idle;
-            };
-            debug_assert!(
-                next_lap >= self.geometry.first_overflow_lap(self.elapsed),
-                "overflow lap {next_lap} should be in the ring (current lap {})",
-                self.current_lap()
-            );
-            // That lap moves in when the lap before it becomes current.
-            let move_in_at = self.geometry.move_in_tick(next_lap);
-            if move_in_at > now_tick {
-                self.set_elapsed(self.elapsed.max(now_tick));
-                return Advance::Until(move_in_at);
+            Some(List::Overflow(low)) => {
+                // Not from the node's deadline, which may have moved later.
+                let lap = self.lap_of(low, index);
+                self.overflow.set_head(lap, next);
             }
-            self.set_elapsed(move_in_at);
+            Some(List::Due) => self.due = next,
+            Some(List::Never) => self.never = next,
         }
     }
 
-    /// Moves the processed mark forward and, when that makes a new lap
-    /// current, moves the lap after it from the overflow into the ring.
-    fn set_elapsed(&mut self, elapsed: u64) {
+    /// Moves the deadline of the linked node at `index` to `deadline` in
+    /// place if that is allowed: the node is in a ring bucket or a far lap
+    /// (not `due`, and not `never`, whose deadlines are all later than any
+    /// that can come due), and the new deadline is not earlier and can come
+    /// due. Returns the node if it moved, `None` (having changed nothing)
+    /// if it must be unlinked and linked again instead.
+    #[inline]
+    pub(crate) fn extend(&mut self, index: u32, deadline: Deadline) -> Option<&mut Node<P>> {
+        let reachable = self.reachable(deadline.ns());
+        let node = self.slab.at_mut(index);
+        if reachable && !node.is_due() && deadline >= node.deadline {
+            node.deadline = deadline;
+            return Some(node);
+        }
+        None
+    }
+
+    /// Moves `elapsed` forward (every ring bucket up to `elapsed` must be
+    /// empty) and moves in the far laps that now belong in the ring.
+    /// Returns how many nodes moved in.
+    pub(crate) fn set_elapsed(&mut self, elapsed: u64) -> u64 {
         debug_assert!(elapsed >= self.elapsed, "{elapsed} < {}", self.elapsed);
         self.elapsed = elapsed;
-        // Firing the last tick of the next lap makes that lap's successor
+        let mut moved = 0;
+        // Processing the last tick of the next lap makes its successor
         // current in one step, so up to two laps may move in here.
-        let next = self.current_lap() + 1;
+        let next_lap = self.current_lap() + 1;
         while let Some(lap) = self.overflow.first() {
-            if lap > next {
+            if lap > next_lap {
                 break;
             }
             debug_assert!(
@@ -445,168 +412,91 @@ impl Wheel {
                 "lap {lap} was left in the overflow (current lap {})",
                 self.current_lap()
             );
-            self.migrate(lap);
+            let mut at = self.overflow.take(lap);
+            while at != NIL {
+                let node = self.slab.at(at);
+                let (next, ns) = (node.next(), node.deadline.ns());
+                // In the ring now, unless its deadline moved later in place
+                // (then wherever that deadline says).
+                let placed = self.file(at, ns, self.tick_of(ns));
+                debug_assert!(
+                    matches!(placed, Placed::At(tick) if tick > elapsed),
+                    "moving a node of lap {lap} in at elapsed {elapsed}: {placed:?}"
+                );
+                moved += 1;
+                at = next;
+            }
         }
         self.overflow
-            .slide(self.geometry.first_overflow_lap(self.elapsed));
+            .slide(self.geometry.first_overflow_lap(elapsed));
+        moved
     }
 
-    /// Fires the entries of `slot`; returns `false` if `out` filled up first
-    /// (the rest stay linked and fire on the next call).
-    fn fire_bucket(
-        &mut self,
-        slot: usize,
-        now_ns: u64,
-        out: &mut Vec<Waker>,
-        limit: usize,
-    ) -> bool {
-        loop {
-            let head = self.ring[slot];
-            if head == NIL {
-                self.occupied.clear(slot);
-                return true;
+    /// The full lap of the overflow list whose head is `index`, from its
+    /// low 30 bits. Unless its deadline moved later in place, the node heads
+    /// the list of its deadline's lap; otherwise a list of an earlier lap with
+    /// the same low bits, almost always the nearest (laps 2^30 apart are
+    /// years apart on any usual wheel). A node moved later by more than a
+    /// few such periods is found by a walk over the lists.
+    fn lap_of(&self, low: u32, index: u32) -> u64 {
+        let own = self
+            .geometry
+            .lap(self.tick_of(self.slab.at(index).deadline.ns()));
+        let mut lap = own - (own.wrapping_sub(u64::from(low)) & LAP_MASK);
+        for _ in 0..4 {
+            if self.overflow.get(lap) == Some(index) {
+                return lap;
             }
-            if out.len() >= limit {
-                return false;
+            let Some(earlier) = lap.checked_sub(LAP_MASK + 1) else {
+                break;
+            };
+            lap = earlier;
+        }
+        self.overflow
+            .iter()
+            .find(|&(_, head)| head == index)
+            .map(|(lap, _)| lap)
+            .unwrap_or_else(|| unreachable!("node {index} heads no overflow lap (low bits {low})"))
+    }
+
+    /// Inserts the unlinked node at `index` (of tick `tick`) into the `due`
+    /// list, after every node of a lower or equal tick. Nodes usually arrive
+    /// in tick order, so the walk back from the tail stops at once.
+    fn push_due(&mut self, index: u32, tick: u64) {
+        let mut after = self.due_tail;
+        while after != NIL && self.tick_of(self.slab.at(after).deadline.ns()) > tick {
+            let prev = self.slab.at(after).prev;
+            after = if prev < HEAD { prev } else { NIL };
+        }
+        if after == NIL {
+            let old = std::mem::replace(&mut self.due, index);
+            push_front(&mut self.slab, old, index, List::Due);
+            if self.due_tail == NIL {
+                self.due_tail = index;
             }
-            let entry = self.slab.at(head);
-            let (next, deadline, lag) = (entry.next, entry.deadline, entry.lag());
-            if lag > 0 {
-                // Reset to a later deadline since it was linked here.
-                self.ring[slot] = next;
-                if next != NIL {
-                    self.slab.at_mut(next).prev = NIL;
-                }
-                self.slab.at_mut(head).set_lag(0);
-                let tick = self.tick_of(deadline);
-                if tick > self.tick.floor(now_ns) {
-                    self.link(head, tick);
-                    self.counters.migrated += 1;
-                    continue;
-                }
-                // Its real tick has come too (the driver is behind): fire.
-            }
-            debug_assert!(
-                deadline <= now_ns,
-                "firing early: deadline {deadline} ns > now {now_ns} ns (slot {slot}, elapsed {})",
-                self.elapsed
-            );
-            self.ring[slot] = next;
-            if next != NIL {
-                self.slab.at_mut(next).prev = NIL;
-            }
-            self.lateness.record_ns(now_ns.saturating_sub(deadline));
-            self.counters.fired += 1;
-            let waker = self.slab.remove(head);
-            // Its task is woken once the batch is full or the bucket done,
-            // after the lock is released: start loading it now.
-            prefetch::waker_target(&waker);
-            out.push(waker);
-        }
-    }
-
-    /// Moves lap `lap`'s overflow list into the ring; `lap` must be the next.
-    fn migrate(&mut self, lap: u64) {
-        debug_assert!(
-            self.in_ring(self.geometry.first_tick(lap)),
-            "lap {lap} is too far"
-        );
-        let mut index = self.overflow.take(lap);
-        while index != NIL {
-            let entry = self.slab.at_mut(index);
-            // An entry reset to a later deadline goes where that one belongs.
-            entry.set_lag(0);
-            let (next, deadline) = (entry.next, entry.deadline);
-            self.link(index, self.tick_of(deadline));
-            self.counters.migrated += 1;
-            index = next;
-        }
-    }
-
-    /// Shuts the wheel down: unregisters every entry and pushes its waker onto
-    /// `out`. Later inserts answer [`Insert::Shutdown`]. Returns how many
-    /// entries were pending.
-    pub(crate) fn close_and_drain(&mut self, out: &mut Vec<Waker>) -> usize {
-        self.shutdown = true;
-        let before = self.slab.len();
-        while let Some(slot) = self.occupied.next_set(0) {
-            let head = std::mem::replace(&mut self.ring[slot], NIL);
-            self.occupied.clear(slot);
-            self.free_list(head, out);
-        }
-        while let Some(head) = self.overflow.pop_first() {
-            self.free_list(head, out);
-        }
-        let never = std::mem::replace(&mut self.never, NIL);
-        self.free_list(never, out);
-        debug_assert_eq!(self.slab.len(), 0, "drain left entries behind");
-        self.counters.cancelled += before as u64;
-        before
-    }
-
-    fn free_list(&mut self, mut index: u32, out: &mut Vec<Waker>) {
-        while index != NIL {
-            let next = self.slab.at(index).next;
-            out.push(self.slab.remove(index));
-            index = next;
-        }
-    }
-
-    /// Pushes `index` onto the front of the list that owns `tick`.
-    fn link(&mut self, index: u32, tick: u64) {
-        debug_assert!(tick > self.elapsed, "linking processed tick {tick}");
-        let deadline = self.slab.at(index).deadline;
-        let head = if !self.reachable(deadline, tick) {
-            &mut self.never
-        } else if self.in_ring(tick) {
-            let slot = self.geometry.bucket(tick);
-            self.occupied.set(slot);
-            if self.ring.is_empty() {
-                // Allocated on the first entry it holds: a shard no thread
-                // registers on costs no ring.
-                self.ring = vec![NIL; self.geometry.buckets()].into_boxed_slice();
-            }
-            &mut self.ring[slot]
-        } else {
-            self.overflow.head_mut(self.geometry.lap(tick))
-        };
-        let old = std::mem::replace(head, index);
-        let entry = self.slab.at_mut(index);
-        entry.prev = NIL;
-        entry.next = old;
-        if old != NIL {
-            self.slab.at_mut(old).prev = index;
-        }
-    }
-
-    /// Takes `index` out of its list in O(1).
-    fn unlink(&mut self, index: u32) {
-        let entry = self.slab.at(index);
-        let (prev, next, deadline, lag) = (entry.prev, entry.next, entry.deadline, entry.lag());
-        if next != NIL {
-            self.slab.at_mut(next).prev = prev;
-        }
-        if prev != NIL {
-            self.slab.at_mut(prev).next = next;
             return;
         }
-        // `index` heads its list: find which one from the tick it was linked
-        // for (a lagging entry is always in a list that fires).
-        let tick = self.tick_of(deadline) - lag;
-        let lap = self.geometry.lap(tick);
-        if lag == 0 && !self.reachable(deadline, tick) {
-            debug_assert_eq!(self.never, index);
-            self.never = next;
-        } else if self.in_ring(tick) {
-            let slot = self.geometry.bucket(tick);
-            debug_assert_eq!(self.ring[slot], index);
-            self.ring[slot] = next;
-            if next == NIL {
-                self.occupied.clear(slot);
-            }
+        let next = self.slab.at(after).next();
+        let node = self.slab.at_mut(index);
+        node.prev = after;
+        node.set_next(next);
+        node.set_due(true);
+        self.slab.at_mut(after).set_next(index);
+        if next == NIL {
+            self.due_tail = index;
         } else {
-            debug_assert_eq!(self.overflow.head(lap), index);
-            self.overflow.set_head(lap, next);
+            self.slab.at_mut(next).prev = index;
         }
+    }
+}
+
+/// Puts the unlinked node at `index` at the front of the list `list` whose
+/// head is `head`.
+#[inline]
+fn push_front<P>(slab: &mut Slab<P>, head: u32, index: u32, list: List) {
+    slab.at_mut(index)
+        .set_head(list.name(), head, list == List::Due);
+    if head != NIL {
+        slab.at_mut(head).prev = index;
     }
 }

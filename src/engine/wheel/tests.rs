@@ -1,10 +1,11 @@
-//! The wheel's unit tests: a shard's wheel driven by hand (registrations,
-//! resets, cancels and advances against exact ticks).
+//! The wheel's unit tests: a timer shard's [`TimerWheel`] driven by hand
+//! (registrations, resets, cancels and advances against exact ticks), and a
+//! queue's [`Wheel`] taken out one node at a time.
 
 use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::Wake;
+use std::task::{Wake, Waker};
 
 use super::watchdog::Watchdog;
 
@@ -26,14 +27,14 @@ impl Wake for Probe {
     }
 }
 
-/// How many `Wheel::advance` calls one test may make: the busiest (1,000
+/// How many `TimerWheel::advance` calls one test may make: the busiest (1,000
 /// far timers woken 3 at a time) makes about 1,000.
 const ADVANCE_LIMIT: usize = 100_000;
 
 struct Harness {
-    wheel: Wheel,
+    wheel: TimerWheel,
     log: Arc<std::sync::Mutex<Vec<usize>>>,
-    /// `Wheel::advance` calls so far, capped at [`ADVANCE_LIMIT`] so that
+    /// `TimerWheel::advance` calls so far, capped at [`ADVANCE_LIMIT`] so that
     /// an `advance` that never reports progress (always `Full`, or the
     /// same `Until`) fails instead of spinning a test loop forever.
     advances: usize,
@@ -43,7 +44,7 @@ struct Harness {
 impl Harness {
     fn new(slots: usize) -> Self {
         Harness {
-            wheel: Wheel::new(slots, TICK),
+            wheel: TimerWheel::new(slots, TICK),
             log: Default::default(),
             advances: 0,
             _watchdog: Watchdog::start(),
@@ -123,25 +124,33 @@ fn the_overflow_window_slides_with_the_current_lap() {
     let lap = 4 * TICK;
     h.insert(1, 100 * lap);
     assert_eq!(
-        h.wheel.overflow.in_map(),
+        h.wheel.wheel.overflow.in_map(),
         1,
         "100 laps ahead: past the window"
     );
     assert_eq!(h.advance_to(50 * lap), Advance::Until(99 * lap / TICK - 1));
-    assert_eq!(h.wheel.overflow.in_map(), 0, "the window reached lap 100");
-    assert_eq!(h.wheel.overflow.len(), 1);
+    assert_eq!(
+        h.wheel.wheel.overflow.in_map(),
+        0,
+        "the window reached lap 100"
+    );
+    assert_eq!(h.wheel.wheel.overflow.len(), 1);
     h.insert(2, 60 * lap);
-    assert_eq!(h.wheel.overflow.in_map(), 0, "10 laps ahead: in the array");
+    assert_eq!(
+        h.wheel.wheel.overflow.in_map(),
+        0,
+        "10 laps ahead: in the array"
+    );
     assert_eq!(h.advance_to(100 * lap), Advance::Idle);
     assert_eq!(h.fired(), vec![2, 1]);
     assert_eq!(h.advance_to(1_000 * lap), Advance::Idle);
     h.insert(3, 1_010 * lap);
     assert_eq!(
-        h.wheel.overflow.in_map(),
+        h.wheel.wheel.overflow.in_map(),
         0,
         "an idle wheel's window moved too"
     );
-    assert_eq!(h.wheel.overflow.len(), 1);
+    assert_eq!(h.wheel.wheel.overflow.len(), 1);
 }
 
 #[test]
@@ -154,8 +163,8 @@ fn far_timers_wait_in_the_overflow_and_move_in_once() {
     }
     // Deadlines 100..=10_090 ns are ticks 10..=1009: laps 2..=252, all
     // beyond the first lap, so all start in the overflow.
-    assert_eq!(h.wheel.overflow.len(), 251);
-    assert!(h.wheel.occupied.next_set(0).is_none());
+    assert_eq!(h.wheel.wheel.overflow.len(), 251);
+    assert!(h.wheel.wheel.occupied.next_set(0).is_none());
     let mut now = 0;
     let mut fired = Vec::new();
     loop {
@@ -187,9 +196,9 @@ fn deadlines_within_one_revolution_go_straight_into_the_ring() {
     for tick in 6..=13u64 {
         h.insert(tick as usize, tick * TICK);
     }
-    assert!(h.wheel.overflow.is_empty());
+    assert!(h.wheel.wheel.overflow.is_empty());
     h.insert(99, 16 * TICK); // lap 2: two laps ahead, overflow
-    assert_eq!(h.wheel.overflow.len(), 1);
+    assert_eq!(h.wheel.wheel.overflow.len(), 1);
     let mut now = 60;
     let mut fired = Vec::new();
     while let Advance::Until(t) = h.advance_to(now) {
@@ -213,7 +222,10 @@ fn firing_the_last_tick_of_the_next_lap_moves_two_laps_in() {
     assert_eq!(h.advance_to(0), Advance::Until(15));
     assert_eq!(h.advance_to(150), Advance::Until(20));
     assert_eq!(h.fired(), vec![1]);
-    assert!(h.wheel.overflow.is_empty(), "laps 2 and 3 both moved in");
+    assert!(
+        h.wheel.wheel.overflow.is_empty(),
+        "laps 2 and 3 both moved in"
+    );
     assert_eq!(h.advance_to(200), Advance::Until(30));
     assert_eq!(h.advance_to(300), Advance::Idle);
     assert_eq!(h.fired(), vec![2, 3]);
@@ -239,7 +251,7 @@ fn removing_unlinks_from_anywhere_in_a_list() {
     assert_eq!(h.fired(), vec![1]);
     assert!(h.wheel.remove(a).is_none(), "fired keys are dead");
     assert!(h.wheel.remove(far).is_some(), "last overflow entry");
-    assert!(h.wheel.overflow.is_empty());
+    assert!(h.wheel.wheel.overflow.is_empty());
     assert_eq!(h.advance_to(20_000), Advance::Idle);
     assert!(h.fired().is_empty(), "removed entries never fire");
     assert_eq!(h.wheel.counters().cancelled, 4);
@@ -250,10 +262,7 @@ fn reset_moves_between_ring_and_overflow() {
     let mut h = Harness::new(8);
     let k = h.insert(1, 30);
     // Later: recorded in place; the entry moves when tick 3 comes due.
-    assert!(matches!(
-        h.wheel.reset(k, 5_000, false),
-        Reset::Moved { tick: 3 }
-    ));
+    assert!(matches!(h.wheel.reset(k, 5_000, false), Reset::InPlace));
     assert_eq!(h.wheel.pending(), 1);
     assert_eq!(h.advance_to(100), Advance::Until(487));
     assert!(h.fired().is_empty());
@@ -273,14 +282,14 @@ fn reset_moves_between_ring_and_overflow() {
     assert_eq!((c.registered, c.fired, c.cancelled), (2, 1, 1));
 }
 
-/// With ticks long enough that "never" (the saturated tick) is fewer
-/// than [`MAX_LAG`] ticks away, a reset to a saturated deadline still
-/// goes to the never list, not into a lag that a list would act on.
+/// With ticks long enough that "never" (the saturated tick) is only a few
+/// laps away, a reset to a saturated deadline still goes to the never list
+/// at once, not in place into a list that would come due.
 #[test]
 fn with_long_ticks_a_reset_to_never_goes_to_the_never_list() {
     let _watchdog = Watchdog::start();
     let tick_ns = 1u64 << 33; // about 8.6 s
-    let mut wheel = Wheel::new(8, tick_ns);
+    let mut wheel = TimerWheel::new(8, tick_ns);
     let Insert::Registered { key, .. } = wheel.insert(tick_ns, &mut Some(Waker::noop().clone()))
     else {
         panic!("registration failed");
@@ -291,25 +300,31 @@ fn with_long_ticks_a_reset_to_never_goes_to_the_never_list() {
     ));
 }
 
-/// A lag is recorded only while it fits ([`MAX_LAG`] ticks): a later
-/// deadline further than that from the list the entry is in is a real
-/// move, and one within it stays in place however far out the list is.
+/// A later deadline is recorded in place however far it is from the list
+/// the entry is in: there is no limit on how far an entry is moved later,
+/// near or in the overflow, and it still fires at its own deadline.
 #[test]
-fn a_later_reset_beyond_the_largest_lag_is_a_real_move() {
+fn a_later_reset_stays_in_place_however_far() {
     let mut h = Harness::new(8);
-    let max = u64::from(MAX_LAG);
     let k = h.insert(1, 100);
-    let beyond = (10 + max + 1) * TICK;
-    assert!(matches!(
-        h.wheel.reset(k, beyond, false),
-        Reset::Moved { tick } if tick == 10 + max + 1
-    ));
+    let beyond = (10 + (1 << 31)) * TICK;
+    assert!(matches!(h.wheel.reset(k, beyond, false), Reset::InPlace));
     let far = (1 << 32) * TICK;
-    let k = h.insert(2, far);
+    let k2 = h.insert(2, far);
     assert!(matches!(
-        h.wheel.reset(k, far + TICK, false),
-        Reset::Moved { tick } if tick == 1 << 32
+        h.wheel.reset(k2, far + TICK, false),
+        Reset::InPlace
     ));
+    // At tick 10 the first moves to its own lap, once.
+    let lap = |tick: u64| tick >> 3;
+    let move_in = |tick: u64| ((lap(tick) - 1) << 3) - 1;
+    assert_eq!(h.advance_to(100), Advance::Until(move_in(10 + (1 << 31))));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.wheel.counters().migrated, 1);
+    assert_eq!(h.advance_to(beyond), Advance::Until(move_in(1 << 32)));
+    assert_eq!(h.fired(), vec![1]);
+    assert_eq!(h.advance_to(far + TICK), Advance::Idle);
+    assert_eq!(h.fired(), vec![2]);
 }
 
 #[test]
@@ -318,14 +333,8 @@ fn a_later_reset_stays_in_place_until_its_list_comes_due() {
     // Pushed back twice: still linked at tick 3, fires at tick 6, never
     // before 60.
     let k = h.insert(1, 30);
-    assert!(matches!(
-        h.wheel.reset(k, 45, false),
-        Reset::Moved { tick: 3 }
-    ));
-    assert!(matches!(
-        h.wheel.reset(k, 55, false),
-        Reset::Moved { tick: 3 }
-    ));
+    assert!(matches!(h.wheel.reset(k, 45, false), Reset::InPlace));
+    assert!(matches!(h.wheel.reset(k, 55, false), Reset::InPlace));
     assert_eq!(h.advance_to(30), Advance::Until(6));
     assert!(h.fired().is_empty());
     assert_eq!(h.advance_to(59), Advance::Until(6));
@@ -333,13 +342,10 @@ fn a_later_reset_stays_in_place_until_its_list_comes_due() {
     assert_eq!(h.advance_to(60), Advance::Idle);
     assert_eq!(h.fired(), vec![1]);
 
-    // The driver is behind: the lagging entry's own tick has come too,
+    // The driver is behind: the entry's own tick has come too,
     // so it fires when its list does, once.
     let k = h.insert(2, 80);
-    assert!(matches!(
-        h.wheel.reset(k, 95, false),
-        Reset::Moved { tick: 8 }
-    ));
+    assert!(matches!(h.wheel.reset(k, 95, false), Reset::InPlace));
     let migrated = h.wheel.counters().migrated;
     assert_eq!(h.advance_to(200), Advance::Idle);
     assert_eq!(h.fired(), vec![2]);
@@ -352,30 +358,22 @@ fn a_later_reset_stays_in_place_until_its_list_comes_due() {
     // Earlier than where it is linked: moved for real; later again but
     // before the list it is in: in place.
     let k = h.insert(3, 300);
-    assert!(matches!(
-        h.wheel.reset(k, 500, false),
-        Reset::Moved { tick: 30 }
-    ));
+    assert!(matches!(h.wheel.reset(k, 500, false), Reset::InPlace));
     assert!(matches!(
         h.wheel.reset(k, 250, false),
         Reset::Moved { tick: 25 }
     ));
-    assert!(matches!(
-        h.wheel.reset(k, 270, false),
-        Reset::Moved { tick: 25 }
-    ));
+    assert!(matches!(h.wheel.reset(k, 270, false), Reset::InPlace));
     assert_eq!(h.advance_to(269), Advance::Until(27));
     assert!(h.fired().is_empty());
     assert_eq!(h.advance_to(270), Advance::Idle);
     assert_eq!(h.fired(), vec![3]);
 
-    // A lagging entry that heads its list is removed from that list.
+    // An entry moved later in place that heads its list is removed from
+    // that list.
     let k = h.insert(4, 300);
     let other = h.insert(5, 300);
-    assert!(matches!(
-        h.wheel.reset(k, 700, false),
-        Reset::Moved { tick: 30 }
-    ));
+    assert!(matches!(h.wheel.reset(k, 700, false), Reset::InPlace));
     assert!(h.wheel.remove(other).is_some());
     assert!(h.wheel.remove(k).is_some());
     assert_eq!(h.wheel.pending(), 0);
@@ -384,10 +382,7 @@ fn a_later_reset_stays_in_place_until_its_list_comes_due() {
 
     // In the overflow: moved when its lap moves in, to its own lap.
     let k = h.insert(6, 2_000);
-    assert!(matches!(
-        h.wheel.reset(k, 3_000, false),
-        Reset::Moved { tick: 200 }
-    ));
+    assert!(matches!(h.wheel.reset(k, 3_000, false), Reset::InPlace));
     assert_eq!(h.advance_to(2_000), Advance::Until(287));
     assert!(h.fired().is_empty());
     assert_eq!(h.advance_to(2_999), Advance::Until(300));
@@ -417,10 +412,7 @@ fn a_later_reset_stays_in_place_until_its_list_comes_due() {
     // fires in place, in the same pass, with no move.
     let k = h.insert(8, 5_080);
     for later in [5_100, 5_120] {
-        assert!(matches!(
-            h.wheel.reset(k, later, false),
-            Reset::Moved { tick: 508 }
-        ));
+        assert!(matches!(h.wheel.reset(k, later, false), Reset::InPlace));
     }
     let migrated = h.wheel.counters().migrated;
     assert_eq!(h.advance_to(5_120), Advance::Idle);
@@ -478,9 +470,9 @@ fn unreachable_deadlines_never_ask_for_a_wake_up() {
     let mut h = Harness::new(8);
     let saturated = h.insert(1, SATURATED);
     let beyond_last_tick = h.insert(2, SATURATED - 1); // tick last + 1
-    let last = h.insert(3, h.wheel.last_tick * TICK); // reachable, just
+    let last = h.insert(3, h.wheel.wheel.last_tick * TICK); // reachable, just
     assert_eq!(h.wheel.pending(), 3);
-    assert!(matches!(h.advance_to(0), Advance::Until(t) if t < h.wheel.last_tick));
+    assert!(matches!(h.advance_to(0), Advance::Until(t) if t < h.wheel.wheel.last_tick));
     assert!(h.wheel.remove(last).is_some());
     assert_eq!(h.advance_to(0), Advance::Idle);
     // Out of the never list into the ring, and back.
@@ -519,10 +511,10 @@ fn unreachable_deadlines_never_ask_for_a_wake_up() {
 fn a_saturated_deadline_never_fires_on_a_tick_that_divides_it() {
     for tick_ns in [7, 7 * 73 * 127 * 337, SATURATED] {
         assert_eq!(SATURATED % tick_ns, 0);
-        let mut wheel = Wheel::new(8, tick_ns);
-        let last = wheel.last_tick;
-        assert_eq!(wheel.tick_of(SATURATED), last + 1);
-        assert_eq!(wheel.tick_of(SATURATED - 1), last);
+        let mut wheel = TimerWheel::new(8, tick_ns);
+        let last = wheel.wheel.last_tick;
+        assert_eq!(wheel.wheel.tick_of(SATURATED), last + 1);
+        assert_eq!(wheel.wheel.tick_of(SATURATED - 1), last);
         let mut waker = Some(Waker::noop().clone());
         let Insert::Registered { key, tick } = wheel.insert(SATURATED, &mut waker) else {
             panic!("a saturated deadline is registered");
@@ -584,7 +576,7 @@ fn one_slot_wheels_work() {
 fn waker_updates_replace_only_different_tasks() {
     let mut h = Harness::new(8);
     let k = h.insert(1, 30);
-    let same = h.wheel.slab.get(k).unwrap().waker.clone().unwrap();
+    let same = h.wheel.wheel.slab.get(k).unwrap().payload.clone();
     assert_eq!(h.wheel.check_waker(k, &same), WakerCheck::Same);
     let other = h.waker(2);
     assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Different);
@@ -606,15 +598,16 @@ fn waker_updates_replace_only_different_tasks() {
 fn a_stale_key_from_a_released_page_never_reaches_a_later_timer() {
     let mut h = Harness::new(8);
     let far = 1_000_000 * TICK;
-    // The slab's pages hold 40-byte entries.
-    let one_page = slab::PAGE_LEN * 40;
+    // The slab's pages hold 36 bytes per entry: a 32-byte node and its
+    // generation.
+    let one_page = slab::PAGE_LEN * 36;
     // Fill the first page with long timers, so the busy slot is in a
     // page that is released when the wheel empties.
     let long: Vec<Key> = (0..slab::PAGE_LEN).map(|i| h.insert(i, far)).collect();
     let first = h.insert(9_999, 5 * TICK);
     assert!(h.wheel.remove(first).is_some());
     // Stands in for 2^32 - 2 registrations and cancels.
-    h.wheel.slab.set_generation(first.index, u32::MAX - 1);
+    h.wheel.wheel.slab.set_generation(first.index, u32::MAX - 1);
     let cancelled = h.insert(9_999, 5 * TICK);
     assert!(h.wheel.remove(cancelled).is_some());
     let fired = h.insert(10_000, 5 * TICK);
@@ -660,4 +653,46 @@ fn a_stale_key_from_a_released_page_never_reaches_a_later_timer() {
         (20_000..=20_000 + slab::PAGE_LEN).collect::<Vec<_>>()
     );
     assert_eq!(h.wheel.entry_bytes(), one_page, "released again");
+}
+
+// A queue's wheel, taken out one node at a time.
+
+/// The overflow's window follows the queue's processed tick: after the
+/// queue has moved on by far more than 64 laps, a node 10 laps ahead
+/// takes an array slot, and one inserted 100 laps ahead at the start
+/// moves from the map into the array as the window reaches it.
+#[test]
+fn the_overflow_window_slides_with_the_processed_tick() {
+    let (tick_ns, slots) = (10, 4); // a lap is 4 ticks = 40 ns
+    let lap = slots as u64 * tick_ns;
+    let mut wheel: Wheel<u32> = Wheel::new(Slab::new(8), slots, tick_ns, 0);
+    let add = |wheel: &mut Wheel<u32>, value, at: u64| {
+        let deadline = Deadline::from_ns(at);
+        let key = wheel.slab_mut().insert(value, deadline).expect("room");
+        wheel.link(key.index, false);
+    };
+    add(&mut wheel, 1, 100 * lap);
+    assert_eq!(
+        wheel.overflow.in_map(),
+        1,
+        "100 laps ahead: past the window"
+    );
+    let seen = wheel.tick_floor(50 * lap);
+    assert_eq!(wheel.pop_due(seen), None);
+    wheel.settle(seen);
+    assert_eq!(wheel.overflow.in_map(), 0, "the window reached lap 100");
+    add(&mut wheel, 2, 60 * lap);
+    assert_eq!(wheel.overflow.in_map(), 0, "10 laps ahead: in the array");
+    let seen = wheel.tick_floor(100 * lap);
+    let first = wheel.pop_due(seen).expect("item 2 is due");
+    assert_eq!(wheel.slab_mut().remove(first).0.payload, 2);
+    let second = wheel.pop_due(seen).expect("item 1 is due");
+    assert_eq!(wheel.slab_mut().remove(second).0.payload, 1);
+    wheel.settle(wheel.tick_floor(1_000 * lap));
+    add(&mut wheel, 3, 1_010 * lap);
+    assert_eq!(
+        wheel.overflow.in_map(),
+        0,
+        "an idle queue's window moved too"
+    );
 }
