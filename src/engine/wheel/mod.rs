@@ -299,7 +299,7 @@ impl<P> Wheel<P> {
     /// Links the unlinked node at `index`, whose deadline is `ns`, filed
     /// under `tick` (`> elapsed`): into the ring, the overflow, or (for a
     /// deadline the clock never reaches) the `never` list.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn file(&mut self, index: u32, ns: u64, tick: u64) -> Placed {
         debug_assert!(tick > self.elapsed, "filing processed tick {tick}");
         let (head, list, placed) = if !self.reachable(ns) {
@@ -335,6 +335,7 @@ impl<P> Wheel<P> {
     /// Links the unlinked node at `index` by its deadline. `due` says its
     /// deadline is known to have passed: it goes to the `due` list, as does
     /// one of a processed tick.
+    #[inline]
     pub(crate) fn link(&mut self, index: u32, due: bool) -> Placed {
         let ns = self.slab.at(index).deadline.ns();
         let tick = self.tick_of(ns);
@@ -492,7 +493,7 @@ impl<P> Wheel<P> {
 
 /// Puts the unlinked node at `index` at the front of the list `list` whose
 /// head is `head`.
-#[inline]
+#[inline(always)]
 fn push_front<P>(slab: &mut Slab<P>, head: u32, index: u32, list: List) {
     slab.at_mut(index)
         .set_head(list.name(), head, list == List::Due);

@@ -188,6 +188,7 @@ impl<P> Wheel<P> {
     /// Only a head can change what the queue waits for when it leaves or
     /// moves later: below a head that stays, its list is still due when it
     /// was.
+    #[inline]
     pub(crate) fn may_hold_the_wake(&self, index: u32, armed: u64) -> bool {
         let node = self.slab.at(index);
         match List::named_by(node.prev) {
