@@ -1041,6 +1041,43 @@ mod tests {
     const ONE_PAGE: usize = PAGE_LEN * std::mem::size_of::<Pair<Waker>>() / 2;
 
     #[test]
+    fn stale_keys_never_reach_a_reused_timer_slot() {
+        let mut slab = timer_slab();
+        let a = slab.insert(waker(), Deadline::from_ns(5)).unwrap();
+        remove_timer(&mut slab, a.index);
+        assert!(slab.get(a).is_none(), "removed key must be dead");
+        let b = slab.insert(waker(), Deadline::from_ns(6)).unwrap();
+        assert_eq!(b.index, a.index, "the freed slot is reused first");
+        assert_ne!(b.generation, a.generation);
+        assert!(slab.get(a).is_none(), "old key must not see the new entry");
+        assert!(slab.get_mut(a).is_none(), "nor change it");
+        assert_eq!(slab.get(b).unwrap().deadline.ns(), 6);
+        assert_eq!(slab.get_mut(b).unwrap().deadline.ns(), 6);
+    }
+
+    #[test]
+    fn a_timer_slot_is_retired_before_its_generation_wraps() {
+        let mut slab = timer_slab();
+        let a = slab.insert(waker(), Deadline::from_ns(1)).unwrap();
+        remove_timer(&mut slab, a.index);
+        slab.set_generation(a.index, u32::MAX);
+        let old = slab.insert(waker(), Deadline::from_ns(1)).unwrap();
+        assert_eq!((old.index, old.generation), (a.index, u32::MAX));
+        let keep = slab.insert(waker(), Deadline::from_ns(3)).unwrap();
+        remove_timer(&mut slab, old.index);
+        assert!(slab.get(old).is_none());
+        let b = slab.insert(waker(), Deadline::from_ns(2)).unwrap();
+        assert_ne!(b.index, a.index, "the exhausted slot must not come back");
+        let stale = Key {
+            index: a.index,
+            generation: 0,
+        };
+        assert!(slab.get(stale).is_none());
+        assert_eq!(slab.len(), 2);
+        assert!(slab.get(keep).is_some());
+    }
+
+    #[test]
     fn grows_by_pages_and_reuses_them_while_entries_remain() {
         let mut slab = timer_slab();
         let keys: Vec<Key> = (0..3000)
