@@ -25,7 +25,7 @@
 //!   cancellation, shows up in profiles: tickwheel shards its wheel so threads
 //!   do not share a lock;
 //! - memory per timer matters: a [`Sleep`] is 24 bytes and a registered timer
-//!   adds a 40-byte entry (tokio's `Sleep` alone is over 100 bytes);
+//!   adds a 36-byte entry (tokio's `Sleep` alone is over 100 bytes);
 //! - you want a bound on how many timers can exist ([`Builder::max_pending`]),
 //!   a report of what the timer holds ([`Timer::stats`]), and a way to stop
 //!   everything at once ([`Timer::shutdown`]).
@@ -129,7 +129,7 @@
 //!   see [`Builder::shards`]), each behind its own mutex. A thread always uses
 //!   the same shard, so two workers registering and cancelling at once never
 //!   wait on each other.
-//! - **Entries.** A registered timer is a 40-byte entry in its shard's slab
+//! - **Entries.** A registered timer is a 36-byte entry in its shard's slab
 //!   (fixed pages, reused through a free list), linked into its bucket by
 //!   index. A `Sleep` holds its entry's key and generation; dropping it unlinks
 //!   the entry in O(1) and frees the slot at once.

@@ -386,7 +386,7 @@ impl Sleep {
             return Ok(());
         }
         match this.shard.reset(key, Clock::wheel_ns(new), now.is_none()) {
-            Reset::Moved { .. } => {}
+            Reset::Moved { .. } | Reset::InPlace => {}
             Reset::Stale => this.set_state(State::Unregistered { checked: true }),
             Reset::Elapsed(waker) => {
                 this.set_state(State::Done);
@@ -485,8 +485,8 @@ impl Future for Sleep {
 
     /// # Panics
     ///
-    /// Only if one shard of the timer already holds about 4 billion
-    /// registered timers (some 160 GB of entries).
+    /// Only if one shard of the timer already holds about a billion
+    /// registered timers (some 36 GB of entries).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         let waited = std::task::ready!(this.poll_state(cx));
@@ -550,7 +550,7 @@ mod tests {
             None,
         ));
         let shard = Arc::new(Shard::new(
-            crate::engine::wheel::Wheel::new(8, 1_000_000),
+            crate::engine::wheel::TimerWheel::new(8, 1_000_000),
             shared,
         ));
         let mut s = Sleep::new(shard, 5, false);

@@ -43,3 +43,22 @@ pub struct Key {
     pub(super) index: u32,
     pub(super) generation: u32,
 }
+
+impl Key {
+    /// The key of the item's slot in the queue's wheel.
+    pub(super) fn slab_key(self) -> crate::engine::wheel::Key {
+        crate::engine::wheel::Key {
+            index: self.index,
+            generation: self.generation,
+        }
+    }
+}
+
+impl From<crate::engine::wheel::Key> for Key {
+    fn from(key: crate::engine::wheel::Key) -> Self {
+        Key {
+            index: key.index,
+            generation: key.generation,
+        }
+    }
+}

@@ -18,11 +18,13 @@
 //! # Design
 //!
 //! The queue keeps its items in its own structure, which no lock guards (it
-//! is `&mut self` throughout, as tokio-util's): a slab of 24-byte slots plus
-//! a 4-byte generation each (for a `u64` value), linked into a
-//! small hashed wheel of the timer's tick, with at most 512 slots whatever
-//! the timer's (a ring of about 4 KiB per queue; items up to 64 laps past the
-//! ring wait in an array, later ones in a map). It
+//! is `&mut self` throughout, as tokio-util's): the timer's own kind of
+//! hashed wheel, of the timer's tick, holding the queue's values where a
+//! timer shard's holds wakers: a slab of 24-byte slots plus a 4-byte
+//! generation each (for a `u64` value), and a ring of at most 512 slots
+//! whatever the timer's (about 4 KiB per queue, allocated by the first
+//! insert; items up to 64 laps past the ring wait in an array, later ones in
+//! a map). It
 //! puts exactly one [`Sleep`] on the timer, set for the earliest tick that
 //! holds an item and moved with a reset when that changes, so a queue of a
 //! million items costs the timer one entry, and its task one waker.
@@ -31,14 +33,13 @@
 //! else in it.
 
 // Internally the queue is split by concern: `key.rs` and `expired.rs` are
-// the public handles, `slab.rs` stores items, `buckets.rs` orders them by
-// tick, and this file reads the clock and drives the one sleep. (Not in the
+// the public handles, the timer's own wheel (`engine/wheel/`, a `Wheel<T>`
+// of the queue's own) stores and orders the items, and this file reads the
+// clock and drives the one sleep. (Not in the
 // module docs: docs.rs readers cannot open these files.)
 
-mod buckets;
 mod expired;
 mod key;
-mod slab;
 
 use std::fmt;
 use std::pin::Pin;
@@ -47,11 +48,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use self::buckets::{Buckets, Placed, Wake};
 pub use self::expired::Expired;
 pub use self::key::Key;
-use self::slab::{Deadline, Slab};
+use crate::engine::clock::Clock;
 use crate::engine::shared::Shared;
+use crate::engine::tick_div::TickDiv;
+use crate::engine::wheel::{Deadline, Placed, Slab, Wake, Wheel};
 use crate::sleep::Sleep;
 use crate::timer::Timer;
 
@@ -59,8 +61,12 @@ use crate::timer::Timer;
 /// (4 bytes a bucket, two laps), and a service may keep a queue per
 /// connection: 512 slots is 4 KiB, where the timer's default 8192 would be
 /// 64 KiB. Items up to 64 laps beyond the ring (about 33 s at 1 ms) cost no
-/// more to insert; later ones wait in a map (see `buckets.rs`).
+/// more to insert; later ones wait in a map (see the wheel's `overflow.rs`).
 const QUEUE_SLOTS: usize = 512;
+
+/// Slots of a queue's first page of storage: it doubles from there up to a
+/// full page (1024), so a small queue stays small.
+const FIRST_PAGE: usize = 8;
 
 /// A queue of items that each come out once their deadline has passed:
 /// tokio-util's `DelayQueue`, on the wheel.
@@ -154,8 +160,8 @@ const QUEUE_SLOTS: usize = 512;
 /// # }
 /// ```
 pub struct DelayQueue<T> {
-    slab: Slab<T>,
-    buckets: Buckets,
+    /// The items, on a wheel of the timer's tick.
+    wheel: Wheel<T>,
     /// The last tick whose boundary the timer's clock was seen to reach.
     seen: u64,
     /// The tick the sleep is set for; [`ARMED_NEVER`] when it is set for a
@@ -256,8 +262,7 @@ impl<T> DelayQueue<T> {
         // tick and slots: the smallest ring, never linked into (an unbound
         // queue holds no item).
         let mut queue = DelayQueue {
-            slab: Slab::new(),
-            buckets: Buckets::new(1, 1, 0),
+            wheel: Wheel::new(Slab::new(FIRST_PAGE), 1, 1, 0),
             seen: 0,
             armed: ARMED_NEVER,
             parked: false,
@@ -331,15 +336,14 @@ impl<T> DelayQueue<T> {
     /// no item.
     #[track_caller]
     fn bind(&mut self, timer: &Timer) {
-        debug_assert!(self.bound.is_none() && self.slab.len() == 0);
+        debug_assert!(self.bound.is_none() && self.wheel.slab().len() == 0);
         // A sleep that never fires until the queue sets it.
         let sleep = timer.sleep(Duration::MAX);
         let tick_ns = u64::try_from(timer.tick().as_nanos()).unwrap_or(u64::MAX);
         let now = sleep.shared().now_offset();
         let slots = timer.slots().min(QUEUE_SLOTS);
-        let origin = Buckets::new(slots, tick_ns, 0);
-        self.seen = origin.tick_floor(now);
-        self.buckets = Buckets::new(slots, tick_ns, self.seen);
+        self.seen = TickDiv::new(tick_ns).floor(Clock::wheel_ns(now));
+        self.wheel.rebuild(slots, tick_ns, self.seen);
         // `Duration::MAX`: a deadline that never comes.
         self.armed = ARMED_NEVER;
         self.parked = false;
@@ -456,15 +460,15 @@ impl<T> DelayQueue<T> {
 
     #[track_caller]
     fn insert_offset(&mut self, value: T, offset: i64, due: bool) -> Key {
-        let Some(key) = self.slab.insert(value, Deadline::new(offset)) else {
+        let Some(key) = self.wheel.slab_mut().insert(value, Deadline::new(offset)) else {
             panic!(
                 "tickwheel: a DelayQueue holds {} items, the most it can address",
                 self.len()
             );
         };
-        let placed = self.buckets.link(&mut self.slab, key.index, due);
+        let placed = self.wheel.link(key.index, due);
         self.wake_for(placed);
-        key
+        Key::from(key)
     }
 
     /// The offset of `timeout` from now on the timer's clock, saturating.
@@ -478,7 +482,7 @@ impl<T> DelayQueue<T> {
     fn offset_at(&self, when: Instant) -> (i64, bool) {
         let shared = self.shared();
         let offset = shared.clock.offset(when);
-        let due = self.buckets.tick_of(offset) <= self.seen
+        let due = self.wheel.tick_of(Clock::wheel_ns(offset)) <= self.seen
             || shared.clock.passed(offset, shared.now_offset());
         (offset, due)
     }
@@ -534,22 +538,20 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
-        self.slab.get(*key)?;
+        self.wheel.slab().get(key.slab_key())?;
         // It may be what the sleep waits for: the head of the bucket of its
         // tick, or of a far lap. An item due later, or below a head that
         // stays, cannot be.
-        let waited_for = self
-            .buckets
-            .may_hold_the_wake(&self.slab, key.index, self.armed);
-        self.buckets.unlink(&mut self.slab, key.index);
-        let (item, key) = self.slab.remove(key.index);
-        if self.slab.len() == 0 {
+        let waited_for = self.wheel.may_hold_the_wake(key.index, self.armed);
+        self.wheel.unlink(key.index);
+        let (item, key) = self.wheel.slab_mut().remove(key.index);
+        if self.wheel.slab().len() == 0 {
             // A task waiting on the queue sees it empty (`Ready(None)`).
             self.wake_parked();
         } else if waited_for {
             self.rearm();
         }
-        Some(self.expired(item.value, item.deadline, key))
+        Some(self.expired(item.payload, item.deadline, key.into()))
     }
 
     /// Moves the deadline of `key`'s item to `timeout` from now, keeping its
@@ -618,7 +620,7 @@ impl<T> DelayQueue<T> {
 
     #[track_caller]
     fn check_key(&self, method: &str, key: &Key) {
-        if self.slab.get(*key).is_none() {
+        if self.wheel.slab().get(key.slab_key()).is_none() {
             stale_key(method, key);
         }
     }
@@ -626,24 +628,25 @@ impl<T> DelayQueue<T> {
     /// Moves the item of `key`, which the caller checked is live.
     fn reset_offset(&mut self, key: &Key, offset: i64, due: bool) {
         let deadline = Deadline::new(offset);
-        // Later, in a ring bucket: the deadline moves in place, and the item
-        // is linked again when its bucket comes round. Nothing to wake: it
-        // comes due later than before; but if it was what the waiting task
-        // waits for, the sleep moves later.
-        let waited_for = self
-            .buckets
-            .may_hold_the_wake(&self.slab, key.index, self.armed);
-        if !due && self.buckets.extend(&mut self.slab, key.index, deadline) {
+        // Later, in a ring bucket or a far lap: the deadline moves in place,
+        // and the item is linked again when its list comes round. Nothing to
+        // wake: it comes due later than before; but if it was what the
+        // waiting task waits for, the sleep moves later.
+        let waited_for = self.wheel.may_hold_the_wake(key.index, self.armed);
+        if !due && self.wheel.extend(key.index, deadline).is_some() {
             if waited_for {
                 self.rearm();
             }
             return;
         }
-        // Unlinked under the old deadline, which names its far lap.
-        self.buckets.unlink(&mut self.slab, key.index);
-        self.slab.at_mut(key.index).deadline = deadline;
-        let placed = self.buckets.link(&mut self.slab, key.index, due);
+        self.wheel.unlink(key.index);
+        self.wheel.slab_mut().at_mut(key.index).deadline = deadline;
+        let placed = self.wheel.link(key.index, due);
         self.wake_for(placed);
+        if waited_for && placed == Placed::Never {
+            // Moved later, out of reach: the sleep waits for what is left.
+            self.rearm();
+        }
     }
 
     /// The deadline of `key`'s item: the instant it was inserted or last
@@ -671,7 +674,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn deadline(&self, key: &Key) -> Instant {
-        match self.slab.get(*key) {
+        match self.wheel.slab().get(key.slab_key()) {
             Some(item) => self.instant_at(item.deadline),
             None => stale_key("deadline", key),
         }
@@ -701,9 +704,9 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn peek(&self) -> Option<Key> {
-        self.buckets
-            .peek(&self.slab)
-            .map(|index| self.slab.key_at(index))
+        self.wheel
+            .peek()
+            .map(|index| Key::from(self.wheel.slab().key_at(index)))
     }
 
     /// The next item whose deadline has passed, as tokio-util's
@@ -751,25 +754,25 @@ impl<T> DelayQueue<T> {
         // items found by an earlier reading come out without one.
         let mut read = false;
         loop {
-            if let Some(index) = self.buckets.pop_due(&mut self.slab, self.seen) {
+            if let Some(index) = self.wheel.pop_due(self.seen) {
                 coop.made_progress();
-                let (item, key) = self.slab.remove(index);
-                return Poll::Ready(Some(self.expired(item.value, item.deadline, key)));
+                let (item, key) = self.wheel.slab_mut().remove(index);
+                return Poll::Ready(Some(self.expired(item.payload, item.deadline, key.into())));
             }
-            if self.slab.len() == 0 {
+            if self.wheel.slab().len() == 0 {
                 self.keep_waker(cx);
                 coop.made_progress();
                 return Poll::Ready(None);
             }
             if !read {
                 read = true;
-                let now = self.buckets.tick_floor(self.shared().now_offset());
+                let now = self.tick_floor(self.shared().now_offset());
                 if now > self.seen {
                     self.seen = now;
                     continue;
                 }
             }
-            self.buckets.settle(&mut self.slab, self.seen);
+            self.wheel.settle(self.seen);
             if self.shared().is_shutdown() {
                 // Nothing can wait any more; what is due has come out.
                 coop.made_progress();
@@ -814,7 +817,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn len(&self) -> usize {
-        self.slab.len()
+        self.wheel.slab().len()
     }
 
     /// `true` if the queue holds no item.
@@ -830,7 +833,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.slab.len() == 0
+        self.wheel.slab().len() == 0
     }
 
     /// The number of items the queue can hold without allocating: its
@@ -852,7 +855,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn capacity(&self) -> usize {
-        self.slab.capacity()
+        self.wheel.slab().capacity()
     }
 
     /// Makes room for at least `additional` more items without allocating.
@@ -878,7 +881,7 @@ impl<T> DelayQueue<T> {
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         assert!(
-            self.slab.reserve(additional),
+            self.wheel.slab_mut().reserve(additional),
             "tickwheel: DelayQueue capacity overflow (at most about two billion items)"
         );
     }
@@ -904,9 +907,8 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn clear(&mut self) {
-        let had_items = self.slab.len() > 0;
-        self.buckets.clear();
-        self.slab.clear();
+        let had_items = self.wheel.slab().len() > 0;
+        self.wheel.clear();
         if had_items {
             self.wake_parked();
         }
@@ -954,7 +956,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn compact(&mut self) {
-        self.slab.release_empty_pages(true);
+        self.wheel.slab_mut().release_empty_pages(true);
     }
 
     /// Releases the memory of the pages of slots at the end of the queue's
@@ -982,7 +984,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn shrink_to_fit(&mut self) {
-        self.slab.release_empty_pages(false);
+        self.wheel.slab_mut().release_empty_pages(false);
     }
 
     fn expired(&self, data: T, deadline: Deadline, key: Key) -> Expired<T> {
@@ -1009,7 +1011,7 @@ impl<T> DelayQueue<T> {
                 Placed::At(tick) if tick < self.armed => {
                     // The sleep keeps its waker: the task is woken at the
                     // earlier tick without polling again first.
-                    self.arm(tick, self.buckets.boundary(tick));
+                    self.arm(tick, self.boundary(tick));
                 }
                 Placed::At(_) | Placed::Never => {}
             }
@@ -1022,8 +1024,8 @@ impl<T> DelayQueue<T> {
     /// What the sleep must be set for now that nothing is due: the tick to
     /// store in `armed` and the sleep's deadline.
     fn next_wake(&mut self) -> (u64, i64) {
-        match self.buckets.next_wake(&mut self.slab) {
-            Wake::At(tick) => (tick, self.buckets.boundary(tick)),
+        match self.wheel.next_wake() {
+            Wake::At(tick) => (tick, self.boundary(tick)),
             // Only items that never come due: the task still waits on the
             // sleep (set for a deadline that never comes), not on a waker of
             // the queue's own, so that removing the last item or clearing
@@ -1041,7 +1043,7 @@ impl<T> DelayQueue<T> {
     fn rearm(&mut self) {
         // The common case, and the cheap check: the sleep is still set for
         // the earliest tick.
-        if !self.parked || self.buckets.still_waits_for(&self.slab, self.armed) {
+        if !self.parked || self.wheel.still_waits_for(self.armed) {
             return;
         }
         let (tick, deadline) = self.next_wake();
@@ -1070,8 +1072,19 @@ impl<T> DelayQueue<T> {
     /// advance with no poll); their items are due too, and earlier than the
     /// new one, so they must count as due before it comes out.
     fn catch_up(&mut self) {
-        let now = self.buckets.tick_floor(self.shared().now_offset());
+        let now = self.tick_floor(self.shared().now_offset());
         self.seen = self.seen.max(now);
+    }
+
+    /// The last tick whose boundary a clock reading `now` (an offset) has
+    /// reached.
+    fn tick_floor(&self, now: i64) -> u64 {
+        self.wheel.tick_floor(Clock::wheel_ns(now))
+    }
+
+    /// The offset of tick `tick`'s boundary.
+    fn boundary(&self, tick: u64) -> i64 {
+        self.wheel.boundary(tick) as i64
     }
 
     /// Wakes the task waiting on the sleep now, by completing the sleep.
@@ -1130,9 +1143,9 @@ impl<T> fmt::Debug for DelayQueue<T> {
         f.debug_struct("DelayQueue")
             .field("len", &self.len())
             .field("capacity", &self.capacity())
-            .field("bytes", &self.slab.allocated_bytes())
-            .field("elapsed_tick", &self.buckets.elapsed())
-            .field("ring_slots", &self.buckets.slots())
+            .field("bytes", &self.wheel.slab().allocated_bytes())
+            .field("elapsed_tick", &self.wheel.elapsed())
+            .field("ring_slots", &self.wheel.slots())
             .field("waiting", &self.parked)
             .field("timer", &self.bound.as_ref().map(|bound| &bound.timer))
             .finish()

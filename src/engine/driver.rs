@@ -730,6 +730,7 @@ mod tests {
                 trickle(&timer, 30, 3, &mut sleepers).await;
                 suppress_hook(&timer);
                 trickle(&timer, 30, 3, &mut sleepers).await;
+                let mut completed = 0;
                 while let Some(done) = sleepers.join_next().await {
                     let (d, took) = done.unwrap();
                     assert!(took >= d, "a {d:?} sleep completed after {took:?}");
@@ -737,8 +738,12 @@ mod tests {
                         took <= d + Duration::from_millis(253),
                         "a {d:?} sleep completed after {took:?}"
                     );
+                    completed += 1;
                 }
-                assert_eq!(timer.stats().fired, 60);
+                // Not `Stats::fired`: on a loaded host a sleep first polled
+                // after its tick was processed completes without ever
+                // being registered.
+                assert_eq!(completed, 60);
             });
         }
     }

@@ -22,7 +22,8 @@
 //! - [`state`]: the state behind a `Timer` handle, shared with the driver.
 //! - [`shard`]: one wheel behind its own lock, and the registration protocol.
 //! - [`shared`]: what every shard, the driver and every sleep can reach.
-//! - [`wheel`]: one shard's hashed wheel (ring, overflow, slab of entries).
+//! - [`wheel`]: the hashed wheel (ring, overflow, slab), generic over what
+//!   it holds: a shard's wakers, or a `DelayQueue`'s items.
 //! - [`driver`]: the task that advances the wheels on tokio's clock.
 //! - [`alarm`]: the driver's tokio sleep, armed for the next busy tick.
 //! - [`backstop`]: the driver task's own tokio sleep, for when tokio does

@@ -23,7 +23,7 @@ use crate::engine::lateness::LatenessHistogram;
 use crate::engine::shared::Shared;
 use crate::engine::sync::{self, Mutex, MutexGuard};
 use crate::engine::unwind;
-use crate::engine::wheel::{Advance, Insert, Key, Reset, WakerCheck, Wheel};
+use crate::engine::wheel::{Advance, Insert, Key, Reset, TimerWheel, WakerCheck};
 
 /// Wakers collected under a shard lock before it is released to wake them.
 pub(crate) const WAKE_BATCH: usize = 64;
@@ -31,9 +31,9 @@ pub(crate) const WAKE_BATCH: usize = 64;
 #[derive(Debug)]
 #[repr(align(128))] // one shard's lock word never shares a cache line with another's
 pub(crate) struct Shard {
-    wheel: Mutex<Wheel>,
+    wheel: Mutex<TimerWheel>,
     pub(crate) shared: Arc<Shared>,
-    /// The wheel's processed mark ([`Wheel::elapsed`]), published by each
+    /// The wheel's processed mark ([`TimerWheel::elapsed`]), published by each
     /// advance before it wakes anyone: a woken sleep whose tick is at or
     /// before it learns that it fired without taking the lock, and so does
     /// its drop (see [`Shard::has_fired`]).
@@ -46,7 +46,7 @@ pub(crate) struct Shard {
 }
 
 impl Shard {
-    pub(crate) fn new(wheel: Wheel, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(wheel: TimerWheel, shared: Arc<Shared>) -> Self {
         Shard {
             processed: sync::AtomicU64::new(wheel.elapsed()),
             due: sync::AtomicU64::new(u64::MAX),
@@ -59,7 +59,7 @@ impl Shard {
     /// so a panic elsewhere under the lock (a waker's `clone` panicking)
     /// leaves it usable: poisoning is ignored rather than spread to every
     /// later timer.
-    fn lock(&self) -> MutexGuard<'_, Wheel> {
+    fn lock(&self) -> MutexGuard<'_, TimerWheel> {
         self.wheel.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -138,6 +138,8 @@ impl Shard {
 
     /// Moves registered `key` to `deadline_ns`; `unchecked` if the caller
     /// did not compare it with the clock (the next poll then does).
+    /// A reset recorded in place ([`Reset::InPlace`]) tells nobody: the
+    /// list it stays in was told when it was linked.
     pub(crate) fn reset(&self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
         let outcome = {
             let mut wheel = self.lock();
@@ -359,7 +361,7 @@ mod tests {
             crate::engine::clock::TimeSource::System,
             None,
         ));
-        let shard = || Arc::new(Shard::new(Wheel::new(64, 1_000_000), shared.clone()));
+        let shard = || Arc::new(Shard::new(TimerWheel::new(64, 1_000_000), shared.clone()));
         (shard(), shard())
     }
 

@@ -15,7 +15,7 @@ use crate::engine::shard::{self, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::tokio_compat::on_tokio_grid;
 use crate::engine::trace::debug;
-use crate::engine::wheel::Wheel;
+use crate::engine::wheel::TimerWheel;
 
 /// Validated settings, from [`Builder`](crate::Builder).
 #[derive(Debug, Clone, Copy)]
@@ -98,7 +98,7 @@ impl Inner {
         let shards = (0..count)
             .map(|_| {
                 Arc::new(Shard::new(
-                    Wheel::new(config.slots, config.tick_ns),
+                    TimerWheel::new(config.slots, config.tick_ns),
                     shared.clone(),
                 ))
             })

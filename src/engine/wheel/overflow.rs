@@ -16,6 +16,8 @@
 
 use std::collections::BTreeMap;
 
+use super::slab::NIL;
+
 /// Laps held in the array.
 pub(crate) const NEAR: usize = 64;
 
@@ -29,21 +31,16 @@ pub(crate) struct Overflow {
     base: u64,
     /// List heads of laps past the window.
     far: BTreeMap<u64, u32>,
-    /// The list end of the lists' owner (the wheel's and the delay queue's
-    /// slabs have their own).
-    nil: u32,
 }
 
 impl Overflow {
-    /// An empty overflow whose window starts at lap `base`, for lists that
-    /// end in `nil`.
-    pub(crate) fn new(base: u64, nil: u32) -> Self {
+    /// An empty overflow whose window starts at lap `base`.
+    pub(crate) fn new(base: u64) -> Self {
         Overflow {
-            near: [nil; NEAR],
+            near: [NIL; NEAR],
             occupied: 0,
             base,
             far: BTreeMap::new(),
-            nil,
         }
     }
 
@@ -70,7 +67,7 @@ impl Overflow {
         self.far.first_key_value().map(|(&lap, _)| lap)
     }
 
-    /// The head of `lap`'s list, made empty (`nil`) if it has none; the
+    /// The head of `lap`'s list, made empty (`NIL`) if it has none; the
     /// caller links an entry into it.
     pub(crate) fn head_mut(&mut self, lap: u64) -> &mut u32 {
         if self.in_window(lap) {
@@ -78,24 +75,24 @@ impl Overflow {
             self.occupied |= 1 << slot;
             &mut self.near[slot]
         } else {
-            self.far.entry(lap).or_insert(self.nil)
+            self.far.entry(lap).or_insert(NIL)
         }
     }
 
-    /// Removes `lap`'s list and returns its head (`nil` if it had none).
+    /// Removes `lap`'s list and returns its head (`NIL` if it had none).
     pub(crate) fn take(&mut self, lap: u64) -> u32 {
         if self.in_window(lap) {
             let slot = Self::slot(lap);
             self.occupied &= !(1 << slot);
-            std::mem::replace(&mut self.near[slot], self.nil)
+            std::mem::replace(&mut self.near[slot], NIL)
         } else {
-            self.far.remove(&lap).unwrap_or(self.nil)
+            self.far.remove(&lap).unwrap_or(NIL)
         }
     }
 
     /// The current head of `lap`'s list, which must exist.
     pub(crate) fn head(&self, lap: u64) -> u32 {
-        self.get(lap).unwrap_or(self.nil)
+        self.get(lap).unwrap_or(NIL)
     }
 
     /// The head of `lap`'s list, if it has one.
@@ -106,9 +103,9 @@ impl Overflow {
         let head = if self.in_window(lap) {
             self.near[Self::slot(lap)]
         } else {
-            self.far.get(&lap).copied().unwrap_or(self.nil)
+            self.far.get(&lap).copied().unwrap_or(NIL)
         };
-        (head != self.nil).then_some(head)
+        (head != NIL).then_some(head)
     }
 
     /// Every list as `(lap, head)`, in lap order.
@@ -121,9 +118,9 @@ impl Overflow {
     }
 
     /// Makes `head` the head of `lap`'s list, removing the list if `head`
-    /// is `nil`.
+    /// is `NIL`.
     pub(crate) fn set_head(&mut self, lap: u64, head: u32) {
-        if head == self.nil {
+        if head == NIL {
             self.take(lap);
         } else {
             *self.head_mut(lap) = head;
@@ -184,12 +181,10 @@ impl Overflow {
 mod tests {
     use super::*;
 
-    const NIL: u32 = u32::MAX;
-
     #[test]
     fn near_laps_come_before_far_ones_and_the_window_wraps() {
         // A window that starts mid-array: its laps wrap around slot 0.
-        let mut o = Overflow::new(100, NIL);
+        let mut o = Overflow::new(100);
         *o.head_mut(100 + NEAR as u64 + 5) = 7; // past the window: the map
         assert_eq!(o.first(), Some(100 + NEAR as u64 + 5));
         *o.head_mut(130) = 3; // slot 2, after the wrap
@@ -208,7 +203,7 @@ mod tests {
 
     #[test]
     fn sliding_moves_the_laps_it_covers_into_the_array_once() {
-        let mut o = Overflow::new(2, NIL);
+        let mut o = Overflow::new(2);
         let far = [2 + NEAR as u64, 2 + NEAR as u64 + 1, 500];
         for (i, &lap) in far.iter().enumerate() {
             *o.head_mut(lap) = i as u32;
@@ -233,7 +228,7 @@ mod tests {
 
     #[test]
     fn iter_and_get_see_every_list_in_lap_order() {
-        let mut o = Overflow::new(40, NIL);
+        let mut o = Overflow::new(40);
         let laps = [40 + NEAR as u64 + 3, 41, 40 + NEAR as u64 - 1, 70, 1_000];
         for (i, &lap) in laps.iter().enumerate() {
             *o.head_mut(lap) = i as u32;
@@ -249,7 +244,7 @@ mod tests {
 
     #[test]
     fn set_head_to_nil_removes_the_list() {
-        let mut o = Overflow::new(0, NIL);
+        let mut o = Overflow::new(0);
         for lap in [5, 5 + 10 * NEAR as u64] {
             *o.head_mut(lap) = 9;
             o.set_head(lap, 4);
@@ -263,7 +258,7 @@ mod tests {
     #[test]
     fn laps_near_the_end_of_time_do_not_overflow() {
         let base = u64::MAX - 10;
-        let mut o = Overflow::new(base, NIL);
+        let mut o = Overflow::new(base);
         *o.head_mut(u64::MAX - 1) = 1;
         assert_eq!(o.first(), Some(u64::MAX - 1));
         o.slide(u64::MAX - 1);
@@ -272,15 +267,13 @@ mod tests {
 }
 
 /// The overflow against a `BTreeMap` of lap lists, with random links, takes,
-/// head changes and slides (each after taking the laps it passes, as both
-/// wheels do), checking the window's invariant after every step.
+/// head changes and slides (each after taking the laps it passes, as the
+/// wheel does), checking the window's invariant after every step.
 #[cfg(test)]
 mod model {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap as Model;
-
-    const NIL: u32 = u32::MAX;
 
     #[derive(Debug, Clone)]
     enum Op {
@@ -346,7 +339,7 @@ mod model {
         #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
         #[test]
         fn overflow_matches_a_btreemap(start in prop_oneof![Just(0u64), Just(2u64), 0u64..1000], ops in proptest::collection::vec(op(), 1..200)) {
-            let mut o = Overflow::new(start, NIL);
+            let mut o = Overflow::new(start);
             let mut m: Model<u64, u32> = Model::new();
             for op in ops {
                 let base = o.base;

@@ -2,7 +2,7 @@
 //! ticks the ring covers, and when a far lap must move into it. Pure
 //! functions of the ring's shape and the last processed tick, kept apart
 //! from the list surgery in `mod.rs` so that each rule can be tested at its
-//! edges (the one off-by-one found in review was here).
+//! edges.
 //!
 //! A lap is one revolution of `slots` ticks; the ring has `2 * slots`
 //! buckets, so it holds two consecutive laps: with `C` the lap of the next

@@ -1,293 +1,629 @@
-//! Storage for wheel entries: fixed-size pages of slots addressed by `u32`
-//! keys, with a generation per slot.
+//! Storage for a wheel's nodes: pages of slots addressed by `u32` indices,
+//! a generation per slot, and the links of the lists the nodes sit in
+//! (`mod.rs` owns those lists; this file only stores the links).
 //!
-//! Keys stand in for pointers: bucket lists link entries by key, and a
-//! `Sleep` remembers `(key, generation)`. When an entry is freed its slot's
-//! generation is bumped, so a stale key held by a `Sleep` whose timer already
-//! fired can never read or unlink the slot's next occupant.
+//! A node is its payload (a waker for the timer, the user's value for a
+//! `DelayQueue`), its deadline and two links. A free slot reuses the same
+//! bytes: the deadline is never zero, which gives the slot enum its tag for
+//! free, so a slot is the node's size (24 bytes for a `u64` value, 32 for a
+//! waker). Generations live beside the slots, 4 bytes each, so they survive
+//! the node's removal: slots come in pairs followed by their two
+//! generations, so checking a key and reading its node is one place in
+//! memory.
 //!
-//! Pages never move once allocated (growth adds a page instead of doubling a
-//! vector), so a freshly grown wheel wastes at most one page and never copies
-//! its entries. Freed slots go on an intrusive free list threaded through
-//! `next`, so registering after a cancel reuses memory instead of allocating.
-//! When the last entry leaves, every page but the first is released, so a
-//! shard's memory returns to one page after a burst.
+//! Keys stand in for pointers: lists link nodes by index, and a `Sleep` or a
+//! queue's `Key` remembers `(index, generation)`. When a node is removed its
+//! slot's generation is bumped, so a stale key can never read or unlink the
+//! slot's next occupant.
 //!
-//! No key is ever handed out twice, whatever the order of reuse, growth and
-//! release, so a stale key can never match a later entry:
-//! - a slot's generation only counts up. A slot that has handed out
-//!   `u32::MAX` is retired (never reused) instead of wrapping to 0;
-//! - each page index keeps a floor that outlives its page: releasing the page
-//!   sets the floor one above the highest generation its slots reached, and a
-//!   page grown again at that index starts every slot at the floor;
-//! - a page index whose floor would reach `u32::MAX` is retired for good. It
-//!   keeps its place with an empty page that matches no key and holds no
-//!   memory, and growth moves on to the next index.
+//! Growth never copies a full page: the first page starts at its owner's
+//! size ([`Slab::new`]: a queue's at 8 slots, doubling up to [`PAGE_LEN`],
+//! so a small queue stays small; a timer shard's at a full page), later
+//! pages are allocated at full size. Nodes never move, so a key stays valid
+//! without any remapping table, and a page can only be released while it
+//! holds no node. Freed slots go on a free list threaded through the vacant
+//! slots, so an insert after a remove reuses memory instead of allocating.
 //!
-//! The floors cost 4 bytes per page index ever grown (per 40 KB page of the
-//! shard's peak), kept for the shard's life.
+//! No key is handed out twice:
+//! - a slot's generation only counts up; a slot that has handed out
+//!   `u32::MAX` is retired (left out of the free list) instead of wrapping;
+//! - a released page keeps its place with a floor one above every generation
+//!   its slots reached, and a page grown again at that index starts every
+//!   slot there. A page whose floor saturates is never grown again.
 
-use std::task::Waker;
+use std::num::NonZeroU64;
 
-/// The "no entry" key ending every list.
-pub(crate) const NIL: u32 = u32::MAX;
+use super::SATURATED;
 
-/// Keys at or above this are never handed out: `Sleep` uses the values above
-/// it to name its unregistered and completed states.
-pub(crate) const MAX_KEY: u32 = u32::MAX - 8;
+/// The "no node" index ending every list; every index is below it.
+pub(crate) const NIL: u32 = (1 << FLAG_SHIFT) - 1;
+
+/// Keys at or above this are never handed out: `Sleep` uses the values
+/// above it to name its unregistered and completed states.
+pub(crate) const MAX_KEY: u32 = NIL;
+
+/// `prev` values at or above this mark the head of a list and name the list
+/// (`mod.rs` decides the names); indices are always below it.
+pub(crate) const HEAD: u32 = 1 << 31;
+
+/// A node's `link` keeps its successor's index below this bit and two flags
+/// above it.
+const FLAG_SHIFT: u32 = 30;
+
+/// Flag of `link`: the node is in the wheel's `due` list.
+const DUE: u32 = 1 << FLAG_SHIFT;
+
+/// Flag of `link`: kept for the payload's owner, never changed by linking
+/// (the timer marks a deadline set by a reset that did not read the clock).
+const MARK: u32 = 1 << (FLAG_SHIFT + 1);
 
 const PAGE_SHIFT: u32 = 10;
-pub(super) const PAGE_LEN: usize = 1 << PAGE_SHIFT;
-const PAGE_MASK: u32 = (PAGE_LEN as u32) - 1;
+/// Slots per page (the first page may start smaller and grow up to this).
+pub(crate) const PAGE_LEN: usize = 1 << PAGE_SHIFT;
+const PAGE_MASK: u32 = PAGE_LEN as u32 - 1;
+/// The most pages: every index stays below [`NIL`].
+const MAX_PAGES: usize = (NIL as usize) >> PAGE_SHIFT;
 
-/// The floor of a page index that is never grown again. A page starting at
-/// `u32::MAX` would give each slot a single use, so that floor retires the
-/// index too.
-const RETIRED: u32 = u32::MAX;
+/// A deadline as signed nanoseconds from the timer's origin, stored so that
+/// it is never zero (the slot enum keeps its tag in that niche).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Deadline(NonZeroU64);
 
-/// One registered timer, as the driver sees it (40 bytes on 64-bit targets).
-#[derive(Debug)]
-pub(crate) struct Entry {
-    /// The task to wake; `None` only while the slot is free.
-    pub(crate) waker: Option<Waker>,
-    /// Deadline in nanoseconds since the timer's origin.
-    pub(crate) deadline: u64,
-    /// Previous entry in the same bucket list, or `NIL` at the head.
-    pub(crate) prev: u32,
-    /// Next entry in the same bucket list (or in the free list), or `NIL`.
-    pub(crate) next: u32,
-    generation: u32,
-    /// Low 31 bits: how many ticks before its deadline's tick the list
-    /// holding it comes due (0 unless a reset pushed the deadline later
-    /// without moving the entry; the wheel moves it when that earlier list
-    /// comes due). Top bit: the deadline was last set by a reset that did not
-    /// read the clock, so the next poll must check whether it has passed. In
-    /// the padding of the struct, so it costs no memory.
-    lag: u32,
+impl Deadline {
+    const BIAS: u64 = 1 << 63;
+
+    /// `offset` as stored. `i64::MIN` (some 292 years before the origin) is
+    /// stored as one nanosecond later: both are long past.
+    #[inline]
+    pub(crate) fn new(offset: i64) -> Self {
+        let biased = (offset.max(i64::MIN + 1) as u64) ^ Self::BIAS;
+        Deadline(NonZeroU64::new(biased).unwrap_or(NonZeroU64::MIN))
+    }
+
+    /// A deadline `ns` nanoseconds after the origin; every `ns` at or past
+    /// [`SATURATED`] is stored as `SATURATED` (they all never fire).
+    #[inline]
+    pub(crate) fn from_ns(ns: u64) -> Self {
+        Deadline::new(ns.min(SATURATED) as i64)
+    }
+
+    /// Signed nanoseconds from the timer's origin.
+    #[inline]
+    pub(crate) fn offset(self) -> i64 {
+        (self.0.get() ^ Self::BIAS) as i64
+    }
+
+    /// Nanoseconds since the origin as the wheel files them: deadlines
+    /// before the origin count as the origin (they are already due).
+    #[inline]
+    pub(crate) fn ns(self) -> u64 {
+        self.offset().max(0) as u64
+    }
 }
 
-/// The flag bit of `Entry::lag`.
-const UNCHECKED: u32 = 1 << 31;
+/// One node of the wheel.
+#[derive(Debug)]
+pub(crate) struct Node<P> {
+    pub(crate) payload: P,
+    pub(crate) deadline: Deadline,
+    /// The next node in the same list ([`NIL`] at the end) and two flags:
+    /// see [`Node::next`], [`Node::is_due`] and [`Node::mark`].
+    link: u32,
+    /// Previous node in the same list, or (at the head) [`HEAD`] plus the
+    /// list's name.
+    pub(crate) prev: u32,
+}
 
-/// The largest lag an entry can record, in ticks.
-pub(crate) const MAX_LAG: u32 = UNCHECKED - 1;
-
-impl Entry {
-    /// Ticks between the list holding this entry and its deadline's tick.
-    pub(crate) fn lag(&self) -> u64 {
-        u64::from(self.lag & MAX_LAG)
+impl<P> Node<P> {
+    /// The next node in the same list, or [`NIL`].
+    #[inline]
+    pub(crate) fn next(&self) -> u32 {
+        self.link & NIL
     }
 
-    /// Sets the lag (at most [`MAX_LAG`]), keeping the unchecked flag.
-    pub(crate) fn set_lag(&mut self, lag: u32) {
-        debug_assert!(lag <= MAX_LAG);
-        self.lag = (self.lag & UNCHECKED) | lag;
+    #[inline]
+    pub(crate) fn set_next(&mut self, next: u32) {
+        debug_assert!(next <= NIL);
+        self.link = (self.link & !NIL) | next;
     }
 
-    /// Marks whether the deadline still has to be checked against the clock.
-    pub(crate) fn set_unchecked(&mut self, unchecked: bool) {
-        self.lag = (self.lag & MAX_LAG) | if unchecked { UNCHECKED } else { 0 };
+    /// Makes this node the head of a list named `name`, followed by `next`,
+    /// in the `due` list or not; keeps the mark.
+    #[inline]
+    pub(crate) fn set_head(&mut self, name: u32, next: u32, due: bool) {
+        debug_assert!(name >= HEAD && next <= NIL);
+        self.prev = name;
+        self.link = (self.link & MARK) | if due { DUE } else { 0 } | next;
     }
 
-    /// Whether the deadline had to be checked; clears the mark.
-    pub(crate) fn take_unchecked(&mut self) -> bool {
-        let was = self.lag & UNCHECKED != 0;
-        self.lag &= MAX_LAG;
+    /// Whether the node is in the wheel's `due` list.
+    #[inline]
+    pub(crate) fn is_due(&self) -> bool {
+        self.link & DUE != 0
+    }
+
+    #[inline]
+    pub(crate) fn set_due(&mut self, due: bool) {
+        self.link = (self.link & !DUE) | if due { DUE } else { 0 };
+    }
+
+    /// The owner's flag.
+    #[inline]
+    pub(crate) fn mark(&self) -> bool {
+        self.link & MARK != 0
+    }
+
+    #[inline]
+    pub(crate) fn set_mark(&mut self, mark: bool) {
+        self.link = (self.link & !MARK) | if mark { MARK } else { 0 };
+    }
+
+    /// The owner's flag; clears it.
+    #[inline]
+    pub(crate) fn take_mark(&mut self) -> bool {
+        let was = self.mark();
+        self.link &= !MARK;
         was
     }
 }
 
-impl Entry {
-    fn vacant(next: u32) -> Self {
-        Entry {
-            waker: None,
-            deadline: 0,
-            prev: NIL,
-            next,
-            generation: 0,
-            lag: 0,
-        }
-    }
-}
-
-/// A stable handle to a slot: valid until the entry is removed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A stable handle to a slot: valid until its node is removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Key {
     pub(crate) index: u32,
     pub(crate) generation: u32,
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct Slab {
-    /// Page `i` holds the slots of keys `i * PAGE_LEN ..`. A retired index
-    /// past the first page holds an empty page while later ones are in use.
-    pages: Vec<Box<[Entry]>>,
-    /// For every page index ever grown: the generation its slots start at if
-    /// it is grown again, above every generation it handed out; or `RETIRED`.
-    floors: Vec<u32>,
-    free_head: Option<u32>,
+#[derive(Debug)]
+enum Slot<P> {
+    Occupied(Node<P>),
+    /// Free; `next_free` continues the free list ([`NIL`] at its end).
+    Vacant {
+        next_free: u32,
+    },
+}
+
+/// Two slots and their generations side by side, so a slot and its
+/// generation share a cache line (or sit in adjacent ones): a key check is
+/// one memory access, not two, at the same 4 bytes a slot.
+#[derive(Debug)]
+struct Pair<P> {
+    slots: [Slot<P>; 2],
+    generations: [u32; 2],
+}
+
+#[derive(Debug)]
+struct Page<P> {
+    /// Empty while the page is released.
+    pairs: Vec<Pair<P>>,
+    /// Occupied slots.
+    used: u32,
+    /// The generation every slot starts at when the page is (re)grown.
+    floor: u32,
+}
+
+impl<P> Page<P> {
+    fn released(floor: u32) -> Self {
+        Page {
+            pairs: Vec::new(),
+            used: 0,
+            floor,
+        }
+    }
+
+    fn slots(&self) -> usize {
+        self.pairs.len() * 2
+    }
+
+    /// Releases the page's memory, raising its floor above every generation
+    /// it handed out (saturating, which retires the page, near the top).
+    fn release(&mut self) {
+        let highest = self
+            .pairs
+            .iter()
+            .flat_map(|pair| pair.generations)
+            .max()
+            .unwrap_or(self.floor);
+        *self = Page::released(highest.saturating_add(1).max(self.floor));
+    }
+
+    /// Drops the pairs after the last one holding a node or a retired slot
+    /// (kept so that its last key is never handed out again), raising the
+    /// floor above every generation dropped. Returns `true` if it dropped
+    /// any. Only the first page is ever shorter than [`PAGE_LEN`], so only
+    /// it is trimmed.
+    fn trim(&mut self) -> bool {
+        let keep = self
+            .pairs
+            .iter()
+            .rposition(|pair| {
+                pair.slots
+                    .iter()
+                    .any(|slot| matches!(slot, Slot::Occupied(_)))
+                    || pair.generations.contains(&u32::MAX)
+            })
+            .map_or(0, |last| last + 1);
+        if keep == self.pairs.len() {
+            return false;
+        }
+        // Below u32::MAX: the retired slots are kept.
+        let highest = self.pairs[keep..]
+            .iter()
+            .flat_map(|pair| pair.generations)
+            .max()
+            .unwrap_or(self.floor);
+        self.floor = self.floor.max(highest + 1);
+        self.pairs.truncate(keep);
+        self.pairs.shrink_to_fit();
+        true
+    }
+
+    #[inline]
+    fn slot(&self, offset: usize) -> Option<(&Slot<P>, u32)> {
+        let pair = self.pairs.get(offset / 2)?;
+        Some((&pair.slots[offset % 2], pair.generations[offset % 2]))
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, offset: usize) -> (&mut Slot<P>, &mut u32) {
+        let pair = &mut self.pairs[offset / 2];
+        (
+            &mut pair.slots[offset % 2],
+            &mut pair.generations[offset % 2],
+        )
+    }
+
+    /// Every slot with its generation, lowest offset first.
+    fn slots_mut(&mut self) -> impl Iterator<Item = (&mut Slot<P>, &mut u32)> {
+        self.pairs.iter_mut().flat_map(|pair| {
+            let [a, b] = &mut pair.slots;
+            let [ga, gb] = &mut pair.generations;
+            [(a, ga), (b, gb)]
+        })
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Slab<P> {
+    pages: Vec<Page<P>>,
+    /// Head of the free list.
+    free: u32,
+    /// Slots on the free list.
+    free_len: usize,
+    /// Occupied slots.
     len: usize,
-    /// Where a page index starts the first time it grows.
+    /// Pages holding memory.
+    allocated: usize,
+    /// Slots of the first page's first allocation.
+    first_page: usize,
+    /// The generation a page index starts at the first time it grows, so a
+    /// test reaches the last generations without 2^32 reuses.
     #[cfg(test)]
     first_generation: u32,
 }
 
-impl Slab {
-    /// Number of occupied slots.
+impl<P> Slab<P> {
+    /// An empty slab whose first page starts at `first_page` slots (an even
+    /// number up to [`PAGE_LEN`]) and doubles up to a full page.
+    pub(crate) fn new(first_page: usize) -> Self {
+        debug_assert!(first_page % 2 == 0 && (2..=PAGE_LEN).contains(&first_page));
+        Slab {
+            pages: Vec::new(),
+            free: NIL,
+            free_len: 0,
+            len: 0,
+            allocated: 0,
+            first_page,
+            #[cfg(test)]
+            first_generation: 0,
+        }
+    }
+
+    /// Occupied slots.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// Bytes held by the slab's pages (for memory accounting).
-    pub(crate) fn allocated_bytes(&self) -> usize {
-        let slots: usize = self.pages.iter().map(|page| page.len()).sum();
-        slots * std::mem::size_of::<Entry>()
+    /// Slots allocated, occupied or not.
+    pub(crate) fn capacity(&self) -> usize {
+        self.pages.iter().map(Page::slots).sum()
     }
 
-    /// Stores a new entry, unlinked (`prev == next == NIL`).
-    ///
-    /// Returns `None` only when every key below [`MAX_KEY`] is in use or
-    /// retired (about 4 billion live timers in one shard).
-    pub(crate) fn insert(&mut self, deadline: u64, waker: Waker) -> Option<Key> {
-        let index = match self.free_head {
-            Some(index) => index,
-            None => self.grow()?,
+    /// Bytes held by the pages (slots and generations), for memory
+    /// accounting.
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        self.pages
+            .iter()
+            .map(|page| page.pairs.capacity() * std::mem::size_of::<Pair<P>>())
+            .sum()
+    }
+
+    /// Grows until `additional` more nodes fit without allocating. Returns
+    /// `false` if the index space ran out first.
+    pub(crate) fn reserve(&mut self, additional: usize) -> bool {
+        // Growth puts its new slots at the front of the free list; growing
+        // past free slots would hand out high indices first, which keeps
+        // pages from emptying and `compact` from trimming.
+        let mut reorder = false;
+        while self.free_len < additional {
+            reorder |= self.free != NIL;
+            if !self.grow() {
+                return false;
+            }
+        }
+        if reorder {
+            self.rebuild_free_list();
+        }
+        true
+    }
+
+    /// Stores an unlinked node; `None` if every index is in use or retired
+    /// (about a billion nodes).
+    #[inline]
+    pub(crate) fn insert(&mut self, payload: P, deadline: Deadline) -> Option<Key> {
+        if self.free == NIL && !self.grow() {
+            return None;
+        }
+        let index = self.free;
+        let (page, offset) = split(index);
+        let page = &mut self.pages[page];
+        let (slot, &mut generation) = page.slot_mut(offset);
+        let Slot::Vacant { next_free } = *slot else {
+            unreachable!("slot {index} is on the free list while occupied");
         };
-        let entry = self.slot_mut(index);
-        let next_free = entry.next;
-        entry.waker = Some(waker);
-        entry.deadline = deadline;
-        entry.prev = NIL;
-        entry.next = NIL;
-        entry.lag = 0;
-        let generation = entry.generation;
-        self.free_head = (next_free != NIL).then_some(next_free);
+        *slot = Slot::Occupied(Node {
+            payload,
+            deadline,
+            link: NIL,
+            prev: NIL,
+        });
+        page.used += 1;
+        self.free = next_free;
+        self.free_len -= 1;
         self.len += 1;
         Some(Key { index, generation })
     }
 
-    /// The live entry behind `key`, or `None` if it was removed since.
-    pub(crate) fn get(&self, key: Key) -> Option<&Entry> {
-        let entry = self.slot(key.index)?;
-        (entry.waker.is_some() && entry.generation == key.generation).then_some(entry)
-    }
-
-    /// Mutable access to the live entry behind `key`.
-    pub(crate) fn get_mut(&mut self, key: Key) -> Option<&mut Entry> {
-        let page = self.pages.get_mut(page_of(key.index))?;
-        let entry = page.get_mut(offset_of(key.index))?;
-        (entry.waker.is_some() && entry.generation == key.generation).then_some(entry)
-    }
-
-    /// The entry at `index`, which must be linked into a list (bucket walks
-    /// reach entries by index, not by `Key`).
-    pub(crate) fn at(&self, index: u32) -> &Entry {
-        &self.pages[page_of(index)][offset_of(index)]
-    }
-
-    pub(crate) fn at_mut(&mut self, index: u32) -> &mut Entry {
-        self.slot_mut(index)
-    }
-
-    /// Frees the occupied slot at `index` and returns its waker. The caller
-    /// must have unlinked it from its bucket list first.
-    pub(crate) fn remove(&mut self, index: u32) -> Waker {
-        let free_next = self.free_head.unwrap_or(NIL);
-        let entry = self.slot_mut(index);
-        let waker = entry
-            .waker
-            .take()
-            .unwrap_or_else(|| unreachable!("slab slot {index} removed while vacant"));
-        entry.prev = NIL;
-        if entry.generation == u32::MAX {
-            // Reusing the slot would bring generation 0 back, and a stale key
-            // from 2^32 uses ago could then reach the new entry: retire the
-            // slot instead (40 bytes per 4 billion reuses).
-            entry.next = NIL;
-        } else {
-            entry.generation += 1;
-            entry.next = free_next;
-            self.free_head = Some(index);
+    /// The node behind `key`, or `None` if it was removed since.
+    #[inline]
+    pub(crate) fn get(&self, key: Key) -> Option<&Node<P>> {
+        let (page, offset) = split(key.index);
+        match self.pages.get(page)?.slot(offset)? {
+            (Slot::Occupied(node), generation) if generation == key.generation => Some(node),
+            _ => None,
         }
+    }
+
+    /// Mutable access to the node behind `key`.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, key: Key) -> Option<&mut Node<P>> {
+        let (page, offset) = split(key.index);
+        let pair = self.pages.get_mut(page)?.pairs.get_mut(offset / 2)?;
+        match &mut pair.slots[offset % 2] {
+            Slot::Occupied(node) if pair.generations[offset % 2] == key.generation => Some(node),
+            _ => None,
+        }
+    }
+
+    /// The occupied slot at `index` (lists reach nodes by index).
+    #[inline]
+    pub(crate) fn at(&self, index: u32) -> &Node<P> {
+        let (page, offset) = split(index);
+        match self.pages[page].slot(offset) {
+            Some((Slot::Occupied(node), _)) => node,
+            _ => unreachable!("slot {index} is linked while vacant"),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn at_mut(&mut self, index: u32) -> &mut Node<P> {
+        let (page, offset) = split(index);
+        match self.pages[page].slot_mut(offset).0 {
+            Slot::Occupied(node) => node,
+            Slot::Vacant { .. } => unreachable!("slot {index} is linked while vacant"),
+        }
+    }
+
+    /// The key of the occupied slot at `index`.
+    pub(crate) fn key_at(&self, index: u32) -> Key {
+        let (page, offset) = split(index);
+        let generation = self.pages[page].slot(offset).map_or(0, |(_, g)| g);
+        Key { index, generation }
+    }
+
+    /// Frees the occupied slot at `index` (already unlinked from its list)
+    /// and returns its node and the key it had.
+    #[inline]
+    pub(crate) fn remove(&mut self, index: u32) -> (Node<P>, Key) {
+        let (page_index, offset) = split(index);
+        let page = &mut self.pages[page_index];
+        let (slot, generation) = page.slot_mut(offset);
+        let key = Key {
+            index,
+            generation: *generation,
+        };
+        let retire = *generation == u32::MAX;
+        let next_free = if retire { NIL } else { self.free };
+        let Slot::Occupied(node) = std::mem::replace(slot, Slot::Vacant { next_free }) else {
+            unreachable!("slot {index} removed while vacant");
+        };
+        if !retire {
+            // The next key from this slot can never equal the one just used.
+            *generation += 1;
+            self.free = index;
+            self.free_len += 1;
+        }
+        page.used -= 1;
         self.len -= 1;
-        // A retiring slot can be the last entry too: skipping the release
-        // then would keep a burst's pages for good.
-        if self.len == 0 && self.pages.len() > 1 {
-            self.release_pages();
-        }
-        waker
+        (node, key)
     }
 
-    /// With no entry left, drops every page but the first, raising each
-    /// dropped index's floor above the generations it handed out, and
-    /// rebuilds the free list over the first page's reusable slots.
-    fn release_pages(&mut self) {
-        debug_assert_eq!(self.len, 0, "releasing pages with live entries");
-        for (floor, page) in self.floors.iter_mut().zip(&self.pages).skip(1) {
-            // An empty page is a retired index: its floor stays `RETIRED`.
-            if let Some(highest) = page.iter().map(|entry| entry.generation).max() {
-                // Saturates at `RETIRED` once a slot got near the top.
-                *floor = highest.saturating_add(1);
+    /// With no node left, releases every page but the first (a timer shard
+    /// returns to one page after a burst). A slab of one page is left as it
+    /// is, free list and all, so emptying a small shard (every time its last
+    /// timer fires) costs no walk over the page.
+    #[inline]
+    pub(crate) fn release_if_empty(&mut self) {
+        if self.len == 0 && self.allocated > 1 {
+            self.release_all_but_first();
+        }
+    }
+
+    #[cold]
+    fn release_all_but_first(&mut self) {
+        debug_assert_eq!(self.len, 0, "releasing pages with live nodes");
+        for page in self.pages.iter_mut().skip(1) {
+            if !page.pairs.is_empty() {
+                page.release();
+                self.allocated -= 1;
             }
         }
-        self.pages.truncate(1);
-        self.pages.shrink_to_fit();
-        let mut head = NIL;
-        for (offset, entry) in self.pages[0].iter_mut().enumerate().rev() {
-            if entry.generation != u32::MAX {
-                entry.next = head;
-                head = offset as u32;
+        self.rebuild_free_list();
+    }
+
+    /// Removes every node, keeping the pages (as `Vec::clear` keeps its
+    /// buffer). Every key handed out so far becomes stale.
+    pub(crate) fn clear(&mut self) {
+        for page in &mut self.pages {
+            for (slot, generation) in page.slots_mut() {
+                if matches!(slot, Slot::Occupied(_)) {
+                    *slot = Slot::Vacant { next_free: NIL };
+                    // A slot at the last generation stays there, retired
+                    // by the rebuild below.
+                    *generation = generation.saturating_add(1);
+                }
             }
+            page.used = 0;
         }
-        self.free_head = (head != NIL).then_some(head);
+        self.len = 0;
+        self.rebuild_free_list();
     }
 
-    fn slot(&self, index: u32) -> Option<&Entry> {
-        self.pages.get(page_of(index))?.get(offset_of(index))
-    }
-
-    fn slot_mut(&mut self, index: u32) -> &mut Entry {
-        &mut self.pages[page_of(index)][offset_of(index)]
-    }
-
-    /// Adds a page at the next index that has generations left, threads its
-    /// slots onto the free list and returns the first one.
-    fn grow(&mut self) -> Option<u32> {
-        loop {
-            let index = self.pages.len();
-            let base = u32::try_from(index * PAGE_LEN).ok()?;
-            if base >= MAX_KEY - PAGE_MASK {
-                return None;
-            }
-            let start = match self.floors.get(index) {
-                Some(&RETIRED) => {
-                    // Keeps the later pages at their keys; allocates nothing.
-                    self.pages.push(Box::default());
+    /// Releases the memory of pages that hold no node: only trailing ones
+    /// when `anywhere` is false (`shrink_to_fit`), every one otherwise
+    /// (`compact`). The first page, the one page that is not always full
+    /// size, is also trimmed to its last node when it is reached. Nodes
+    /// never move, so every key stays valid.
+    pub(crate) fn release_empty_pages(&mut self, anywhere: bool) {
+        let mut released = false;
+        for (index, page) in self.pages.iter_mut().enumerate().rev() {
+            if page.used != 0 {
+                if index == 0 {
+                    released |= page.trim();
+                }
+                if anywhere {
                     continue;
                 }
-                Some(&floor) => floor,
-                None => {
-                    let start = self.first_generation();
-                    self.floors.push(start);
-                    start
-                }
-            };
-            let page: Box<[Entry]> = (0..PAGE_LEN as u32)
-                .map(|i| {
-                    let next = if i + 1 < PAGE_LEN as u32 {
-                        base + i + 1
-                    } else {
-                        NIL
-                    };
-                    Entry {
-                        generation: start,
-                        ..Entry::vacant(next)
-                    }
-                })
-                .collect();
-            self.pages.push(page);
-            return Some(base);
+                break;
+            }
+            if page.pairs.is_empty() {
+                continue;
+            }
+            page.release();
+            self.allocated -= 1;
+            released = true;
         }
+        // Released pages keep their place (and floor) in `pages`: 32 bytes
+        // per 1024 slots of the slab's peak.
+        if released {
+            self.rebuild_free_list();
+        }
+    }
+
+    /// Threads the free list through every vacant, unretired slot, lowest
+    /// index first (so reuse stays in the lowest pages).
+    fn rebuild_free_list(&mut self) {
+        let mut free = Vec::new();
+        for (page_index, page) in self.pages.iter_mut().enumerate() {
+            let base = (page_index << PAGE_SHIFT) as u32;
+            for (offset, (slot, generation)) in page.slots_mut().enumerate() {
+                if let Slot::Vacant { next_free } = slot {
+                    *next_free = NIL;
+                    // A slot at the last generation is retired.
+                    if *generation != u32::MAX {
+                        free.push(base + offset as u32);
+                    }
+                }
+            }
+        }
+        for pair in free.windows(2) {
+            let (page, offset) = split(pair[0]);
+            if let (Slot::Vacant { next_free }, _) = self.pages[page].slot_mut(offset) {
+                *next_free = pair[1];
+            }
+        }
+        self.free = free.first().copied().unwrap_or(NIL);
+        self.free_len = free.len();
+    }
+
+    /// Adds vacant slots to the free list: doubles the first page while it
+    /// is short, else grows a released page again, else adds a page.
+    /// Returns `false` once no index is left.
+    #[cold]
+    fn grow(&mut self) -> bool {
+        if let Some(first) = self.pages.first() {
+            let len = first.slots();
+            if len > 0 && len < PAGE_LEN {
+                // A trimmed first page need not be a power of two.
+                self.extend_page(0, (len * 2).min(PAGE_LEN));
+                return true;
+            }
+        }
+        let reuse = self
+            .pages
+            .iter()
+            .position(|page| page.pairs.is_empty() && page.floor != u32::MAX);
+        let index = match reuse {
+            Some(index) => index,
+            None if self.pages.len() < MAX_PAGES => {
+                self.pages.push(Page::released(self.first_generation()));
+                self.pages.len() - 1
+            }
+            None => return false,
+        };
+        let len = if index == 0 {
+            self.first_page
+        } else {
+            PAGE_LEN
+        };
+        self.extend_page(index, len);
+        true
+    }
+
+    /// Extends page `index` to `len` vacant slots (an even number) at its
+    /// floor and puts the new ones on the free list, lowest first.
+    fn extend_page(&mut self, index: usize, len: usize) {
+        let base = (index << PAGE_SHIFT) as u32;
+        let free = self.free;
+        let page = &mut self.pages[index];
+        let old = page.slots();
+        if old == 0 {
+            self.allocated += 1;
+        }
+        let next_free = |offset: usize| {
+            if offset + 1 < len {
+                base + offset as u32 + 1
+            } else {
+                free
+            }
+        };
+        page.pairs.reserve_exact((len - old) / 2);
+        for offset in (old..len).step_by(2) {
+            page.pairs.push(Pair {
+                slots: [
+                    Slot::Vacant {
+                        next_free: next_free(offset),
+                    },
+                    Slot::Vacant {
+                        next_free: next_free(offset + 1),
+                    },
+                ],
+                generations: [page.floor; 2],
+            });
+        }
+        self.free = base + old as u32;
+        self.free_len += len - old;
     }
 
     #[cfg(not(test))]
@@ -297,13 +633,13 @@ impl Slab {
 }
 
 #[cfg(test)]
-impl Slab {
+impl<P> Slab<P> {
     /// A slab whose page indexes start at `generation` the first time they
-    /// grow, so a test reaches the last generations without 2^32 reuses.
-    pub(crate) fn with_first_generation(generation: u32) -> Self {
+    /// grow.
+    pub(crate) fn with_first_generation(first_page: usize, generation: u32) -> Self {
         Slab {
             first_generation: generation,
-            ..Slab::default()
+            ..Slab::new(first_page)
         }
     }
 
@@ -311,25 +647,32 @@ impl Slab {
         self.first_generation
     }
 
-    /// Moves the free slot at `index` on to `generation`, as if it had been
-    /// reused that many times.
+    /// Moves the vacant slot at `index` on to `generation`, as if it had
+    /// been reused that many times.
     pub(crate) fn set_generation(&mut self, index: u32, generation: u32) {
-        let entry = self.slot_mut(index);
-        assert!(entry.waker.is_none(), "slot {index} is occupied");
+        let (page, offset) = split(index);
+        let (slot, current) = self.pages[page].slot_mut(offset);
         assert!(
-            generation >= entry.generation,
+            matches!(slot, Slot::Vacant { .. }),
+            "slot {index} is occupied"
+        );
+        assert!(
+            generation >= *current,
             "moving a generation back would revive old keys"
         );
-        entry.generation = generation;
+        *current = generation;
+    }
+
+    /// Pages holding memory.
+    pub(crate) fn allocated_pages(&self) -> usize {
+        self.allocated
     }
 }
 
-fn page_of(index: u32) -> usize {
-    (index >> PAGE_SHIFT) as usize
-}
-
-fn offset_of(index: u32) -> usize {
-    (index & PAGE_MASK) as usize
+/// The page and the offset in it of `index`.
+#[inline]
+fn split(index: u32) -> (usize, usize) {
+    ((index >> PAGE_SHIFT) as usize, (index & PAGE_MASK) as usize)
 }
 
 #[cfg(test)]
@@ -339,62 +682,412 @@ mod tests {
     use std::collections::HashSet;
     use std::task::Waker;
 
+    fn d(offset: i64) -> Deadline {
+        Deadline::new(offset)
+    }
+
     fn waker() -> Waker {
         Waker::noop().clone()
     }
 
+    /// A timer shard's slab: wakers, a full first page.
+    fn timer_slab() -> Slab<Waker> {
+        Slab::new(PAGE_LEN)
+    }
+
+    /// A queue's slab: its first page starts at 8 slots.
+    fn queue_slab<T>() -> Slab<T> {
+        Slab::new(8)
+    }
+
+    const FIRST_PAGE_MIN: usize = 8;
+
+    /// Every index stays below `NIL` (which ends the lists): the page that
+    /// would hold `NIL` is never grown, so the slab is full one page short
+    /// of 2^20 pages. Retired pages stand in for the ones before (32 MB of
+    /// page headers instead of a billion nodes).
     #[test]
-    fn entry_is_forty_bytes() {
-        assert_eq!(std::mem::size_of::<Entry>(), 40);
+    fn the_slab_is_full_before_an_index_reaches_nil() {
+        let pages_below_nil = (NIL >> PAGE_SHIFT) as usize; // 2^20 - 1
+        let mut slab: Slab<u8> = queue_slab();
+        slab.pages = (0..pages_below_nil - 1)
+            .map(|_| Page::released(u32::MAX))
+            .collect();
+        for _ in 0..PAGE_LEN {
+            let key = slab.insert(0, d(1)).expect("the last page has room");
+            assert!(key.index < NIL, "index {} reaches NIL", key.index);
+        }
+        assert!(
+            slab.insert(0, d(1)).is_none(),
+            "grew the page that holds NIL"
+        );
+    }
+
+    /// A queue's node with a `u64` value is 24 bytes and its generation 4
+    /// more; a timer's node (a waker) 32 and 4: both within their budgets
+    /// (28 bytes per queue item, 64 per pending sleep).
+    #[test]
+    fn a_slot_and_its_generation_take_28_bytes_with_a_u64_and_36_with_a_waker() {
+        assert_eq!(std::mem::size_of::<Slot<u64>>(), 24);
+        assert_eq!(std::mem::size_of::<Pair<u64>>(), 2 * 28);
+        assert_eq!(std::mem::size_of::<Slot<()>>(), 16);
+        assert_eq!(std::mem::size_of::<Slot<Waker>>(), 32);
+        assert_eq!(std::mem::size_of::<Pair<Waker>>(), 2 * 36);
+        // With its `Sleep`, a pending sleep costs 60 bytes.
+        let per_sleep =
+            std::mem::size_of::<crate::Sleep>() + std::mem::size_of::<Pair<Waker>>() / 2;
+        assert!(per_sleep <= 64, "{per_sleep} bytes per pending sleep");
+    }
+
+    #[test]
+    fn the_flags_and_the_next_index_share_a_word() {
+        let mut slab = queue_slab();
+        let key = slab.insert(1u8, d(0)).unwrap();
+        let node = slab.at_mut(key.index);
+        assert_eq!(
+            (node.next(), node.is_due(), node.mark()),
+            (NIL, false, false)
+        );
+        node.set_due(true);
+        node.set_mark(true);
+        node.set_next(12);
+        assert_eq!((node.next(), node.is_due(), node.mark()), (12, true, true));
+        node.set_next(NIL);
+        node.set_due(false);
+        assert_eq!(
+            (node.next(), node.is_due(), node.mark()),
+            (NIL, false, true)
+        );
+        node.set_head(HEAD | 5, 7, true);
+        assert_eq!(
+            (node.prev, node.next(), node.is_due(), node.mark()),
+            (HEAD | 5, 7, true, true),
+            "a new head keeps the mark"
+        );
+        assert!(node.take_mark());
+        assert!(!node.take_mark());
+    }
+
+    #[test]
+    fn deadlines_round_trip_except_the_very_first_nanosecond() {
+        for offset in [i64::MIN + 1, -5, -1, 0, 1, 1_000_000_007, i64::MAX] {
+            assert_eq!(Deadline::new(offset).offset(), offset);
+        }
+        assert_eq!(Deadline::new(i64::MIN).offset(), i64::MIN + 1);
+        assert_eq!(Deadline::new(-5).ns(), 0, "before the origin: due at once");
+        assert_eq!(Deadline::from_ns(SATURATED + 5).ns(), SATURATED);
+        assert_eq!(Deadline::from_ns(17).ns(), 17);
     }
 
     #[test]
     fn stale_keys_never_reach_a_reused_slot() {
-        let mut slab = Slab::default();
-        let a = slab.insert(5, waker()).unwrap();
-        slab.remove(a.index);
-        assert!(slab.get(a).is_none(), "removed key must be dead");
-        let b = slab.insert(6, waker()).unwrap();
+        let mut slab = queue_slab();
+        let a = slab.insert("a", d(1)).unwrap();
+        let (node, key) = slab.remove(a.index);
+        assert_eq!((node.payload, key), ("a", a));
+        assert!(slab.get(a).is_none());
+        let b = slab.insert("b", d(2)).unwrap();
         assert_eq!(b.index, a.index, "the freed slot is reused first");
         assert_ne!(b.generation, a.generation);
-        assert!(slab.get(a).is_none(), "old key must not see the new entry");
+        assert!(slab.get(a).is_none(), "old key must not see the new node");
         assert!(slab.get_mut(a).is_none(), "nor change it");
-        assert_eq!(slab.get(b).unwrap().deadline, 6);
-        assert_eq!(slab.get_mut(b).unwrap().deadline, 6);
+        assert_eq!(slab.get(b).unwrap().payload, "b");
+        assert_eq!(slab.get_mut(b).unwrap().deadline, d(2));
+        assert_eq!(slab.key_at(b.index), b);
     }
 
     #[test]
     fn a_slot_is_retired_before_its_generation_wraps() {
-        let mut slab = Slab::default();
-        let a = slab.insert(1, waker()).unwrap();
-        slab.pages[0][a.index as usize].generation = u32::MAX;
-        let old = Key {
-            index: a.index,
-            generation: u32::MAX,
-        };
+        let mut slab = queue_slab();
+        let a = slab.insert(1u8, d(1)).unwrap();
         slab.remove(a.index);
-        assert!(slab.get(old).is_none());
-        let b = slab.insert(2, waker()).unwrap();
-        assert_ne!(b.index, a.index, "the exhausted slot must not come back");
+        slab.set_generation(a.index, u32::MAX);
+        let last = slab.insert(2, d(1)).unwrap();
+        assert_eq!((last.index, last.generation), (a.index, u32::MAX));
+        slab.remove(last.index);
+        // The slot is not reused: the next insert takes another index.
+        let next = slab.insert(3, d(1)).unwrap();
+        assert_ne!(next.index, a.index);
+        assert!(slab.get(last).is_none());
         let stale = Key {
             index: a.index,
             generation: 0,
         };
         assert!(slab.get(stale).is_none());
         assert_eq!(slab.len(), 1);
+        // Nor after clear or a rebuild of the free list.
+        slab.clear();
+        for _ in 0..PAGE_LEN {
+            let key = slab.insert(4, d(1)).unwrap();
+            assert_ne!(key.index, a.index);
+        }
+    }
+
+    #[test]
+    fn growth_doubles_the_first_page_then_adds_full_pages() {
+        let mut slab = queue_slab();
+        assert_eq!(slab.capacity(), 0);
+        slab.insert(0u64, d(0)).unwrap();
+        assert_eq!(slab.capacity(), FIRST_PAGE_MIN);
+        for i in 1..=PAGE_LEN as u64 {
+            slab.insert(i, d(0)).unwrap();
+        }
+        assert_eq!(slab.capacity(), 2 * PAGE_LEN);
+        assert!(slab.reserve(PAGE_LEN * 2));
+        assert!(slab.capacity() - slab.len() >= PAGE_LEN * 2);
+        assert_eq!(slab.capacity() % PAGE_LEN, 0);
+    }
+
+    /// The first page doubles (8, 16, 32, ... 1024 slots), and every page
+    /// allocates exactly its slots: the bytes `Debug` and the README quote
+    /// per item are the pairs in use, with no spare capacity.
+    #[test]
+    fn the_first_page_doubles_and_every_page_allocates_exactly_its_slots() {
+        let pair = std::mem::size_of::<Pair<u64>>();
+        let mut slab = queue_slab();
+        assert_eq!(slab.allocated_bytes(), 0);
+        let mut expected = FIRST_PAGE_MIN;
+        for i in 0..=PAGE_LEN as u64 {
+            slab.insert(i, d(0)).unwrap();
+            if slab.len() > expected {
+                expected = if expected < PAGE_LEN {
+                    expected * 2
+                } else {
+                    expected + PAGE_LEN
+                };
+            }
+            assert_eq!(slab.capacity(), expected, "after {} items", slab.len());
+            assert_eq!(
+                slab.allocated_bytes(),
+                expected / 2 * pair,
+                "after {} items",
+                slab.len()
+            );
+        }
+        assert_eq!(slab.capacity(), 2 * PAGE_LEN);
+    }
+
+    /// `reserve` grows only past the free slots it has, and after growing
+    /// hands out the lowest free slots first (so pages can empty again and
+    /// `compact` can trim).
+    #[test]
+    fn reserve_grows_only_when_needed_and_keeps_the_lowest_slots_first() {
+        let mut slab = queue_slab();
+        slab.insert(0u64, d(0)).unwrap();
+        let free = slab.capacity() - slab.len();
+        assert!(slab.reserve(free));
+        assert_eq!(slab.capacity(), FIRST_PAGE_MIN, "grew with room to spare");
+        assert!(slab.reserve(free + 1));
+        assert_eq!(slab.capacity(), 2 * FIRST_PAGE_MIN);
+        let next = slab.insert(1, d(0)).unwrap();
+        assert_eq!(next.index, 1, "the lowest free slot comes first");
+    }
+
+    /// A page released by compaction is grown again before any new page is
+    /// added, so compacting and regrowing never uses up the index space.
+    #[test]
+    fn a_released_page_is_grown_again_before_a_new_one() {
+        let mut slab = queue_slab();
+        let keys: Vec<_> = (0..2 * PAGE_LEN as u64)
+            .map(|i| slab.insert(i, d(0)).unwrap())
+            .collect();
+        for key in &keys[PAGE_LEN..] {
+            slab.remove(key.index);
+        }
+        slab.release_empty_pages(true);
+        assert_eq!(slab.capacity(), PAGE_LEN);
+        for i in 0..PAGE_LEN as u64 {
+            slab.insert(i, d(0)).unwrap();
+        }
+        assert_eq!(
+            slab.pages.len(),
+            2,
+            "a new page instead of the released one"
+        );
+    }
+
+    /// A first page trimmed to a length that is not a power of two (6
+    /// slots) doubles back and stops at exactly a full page, allocating no
+    /// more than its slots (768 -> 1024 slots, not 1536).
+    #[test]
+    fn a_trimmed_first_page_regrows_to_exactly_a_page() {
+        let pair = std::mem::size_of::<Pair<u64>>();
+        let mut slab = queue_slab();
+        let keys: Vec<_> = (0..8u64).map(|i| slab.insert(i, d(0)).unwrap()).collect();
+        for key in keys.iter().filter(|key| key.index != 5) {
+            slab.remove(key.index);
+        }
+        slab.release_empty_pages(true);
+        assert_eq!(slab.capacity(), 6);
+        while slab.capacity() < PAGE_LEN {
+            slab.insert(0, d(0)).unwrap();
+            assert_eq!(slab.allocated_bytes(), slab.capacity() / 2 * pair);
+        }
+        assert_eq!(slab.capacity(), PAGE_LEN);
+    }
+
+    #[test]
+    fn keys_stay_unique_through_compaction_and_regrowth() {
+        let mut slab = queue_slab();
+        let mut seen = HashSet::new();
+        let mut live = Vec::new();
+        for round in 0..4u32 {
+            for i in 0..3 * PAGE_LEN as u32 {
+                let key = slab.insert(i, d(i64::from(round))).unwrap();
+                assert!(seen.insert(key), "key {key:?} handed out twice");
+                live.push(key);
+            }
+            // Keep one item on the second page only.
+            let keep = live
+                .iter()
+                .copied()
+                .find(|k| k.index as usize == PAGE_LEN + 5);
+            for key in live.drain(..) {
+                if Some(key) != keep {
+                    slab.remove(key.index);
+                }
+            }
+            live.extend(keep);
+            slab.release_empty_pages(true);
+            assert_eq!(slab.capacity(), PAGE_LEN, "only the kept item's page stays");
+            for key in &seen {
+                assert_eq!(slab.get(*key).is_some(), live.contains(key));
+            }
+        }
+    }
+
+    #[test]
+    fn compacting_trims_the_first_page_and_never_reissues_a_key() {
+        let mut slab = queue_slab();
+        let keys: Vec<_> = (0..6).map(|i| slab.insert(i, d(0)).unwrap()).collect();
+        assert_eq!(slab.capacity(), FIRST_PAGE_MIN);
+        for key in &keys[1..] {
+            slab.remove(key.index);
+        }
+        slab.release_empty_pages(true);
+        assert_eq!(slab.capacity(), 2, "trimmed to the pair of its last item");
+        // Regrowth doubles from there, and hands out none of the old keys.
+        for _ in 0..PAGE_LEN + 10 {
+            let key = slab.insert(9, d(0)).unwrap();
+            assert!(!keys.contains(&key), "{key:?} handed out twice");
+        }
+        assert_eq!(
+            slab.capacity(),
+            2 * PAGE_LEN,
+            "the first page stops at full size"
+        );
+        assert_eq!(slab.get(keys[0]).unwrap().payload, 0);
+    }
+
+    #[test]
+    fn trimming_keeps_a_retired_slot() {
+        let mut slab = queue_slab();
+        let a = slab.insert(1u8, d(0)).unwrap();
+        let b = slab.insert(2, d(0)).unwrap();
+        let c = slab.insert(3, d(0)).unwrap();
+        slab.remove(c.index);
+        slab.set_generation(c.index, u32::MAX);
+        let last = slab.insert(4, d(0)).unwrap();
+        assert_eq!((last.index, last.generation), (c.index, u32::MAX));
+        slab.remove(last.index);
+        slab.remove(b.index);
+        slab.release_empty_pages(true);
+        // The pair holding the retired slot stays, so its key is never
+        // handed out again by a regrown slot.
+        assert_eq!(slab.capacity(), 4);
+        for _ in 0..20 {
+            assert_ne!(slab.insert(5, d(0)).unwrap(), last);
+        }
+        assert_eq!(slab.get(a).unwrap().payload, 1);
+    }
+
+    #[test]
+    fn shrinking_releases_only_trailing_pages() {
+        let mut slab = queue_slab();
+        let keys: Vec<_> = (0..3 * PAGE_LEN)
+            .map(|i| slab.insert(i, d(0)).unwrap())
+            .collect();
+        // Empty the middle page and the last one.
+        for key in &keys[PAGE_LEN..] {
+            slab.remove(key.index);
+        }
+        let capacity = slab.capacity();
+        slab.release_empty_pages(false);
+        assert_eq!(slab.capacity(), PAGE_LEN);
+        assert!(capacity > slab.capacity());
+        assert_eq!(slab.len(), PAGE_LEN);
+        for key in &keys[..PAGE_LEN] {
+            assert!(slab.get(*key).is_some());
+        }
+        for key in &keys[PAGE_LEN..] {
+            assert!(slab.get(*key).is_none());
+        }
+        // Growing again never revives an old key.
+        for _ in 0..2 * PAGE_LEN {
+            let key = slab.insert(0, d(0)).unwrap();
+            assert!(!keys.contains(&key));
+        }
+    }
+
+    // A timer shard's slab: a full first page, and every page but the first
+    // released whenever it empties (`release_if_empty`, which the timer's
+    // wheel calls after each removal).
+
+    fn remove_timer(slab: &mut Slab<Waker>, index: u32) {
+        slab.remove(index);
+        slab.release_if_empty();
+    }
+
+    const ONE_PAGE: usize = PAGE_LEN * std::mem::size_of::<Pair<Waker>>() / 2;
+
+    #[test]
+    fn stale_keys_never_reach_a_reused_timer_slot() {
+        let mut slab = timer_slab();
+        let a = slab.insert(waker(), Deadline::from_ns(5)).unwrap();
+        remove_timer(&mut slab, a.index);
+        assert!(slab.get(a).is_none(), "removed key must be dead");
+        let b = slab.insert(waker(), Deadline::from_ns(6)).unwrap();
+        assert_eq!(b.index, a.index, "the freed slot is reused first");
+        assert_ne!(b.generation, a.generation);
+        assert!(slab.get(a).is_none(), "old key must not see the new entry");
+        assert!(slab.get_mut(a).is_none(), "nor change it");
+        assert_eq!(slab.get(b).unwrap().deadline.ns(), 6);
+        assert_eq!(slab.get_mut(b).unwrap().deadline.ns(), 6);
+    }
+
+    #[test]
+    fn a_timer_slot_is_retired_before_its_generation_wraps() {
+        let mut slab = timer_slab();
+        let a = slab.insert(waker(), Deadline::from_ns(1)).unwrap();
+        remove_timer(&mut slab, a.index);
+        slab.set_generation(a.index, u32::MAX);
+        let old = slab.insert(waker(), Deadline::from_ns(1)).unwrap();
+        assert_eq!((old.index, old.generation), (a.index, u32::MAX));
+        let keep = slab.insert(waker(), Deadline::from_ns(3)).unwrap();
+        remove_timer(&mut slab, old.index);
+        assert!(slab.get(old).is_none());
+        let b = slab.insert(waker(), Deadline::from_ns(2)).unwrap();
+        assert_ne!(b.index, a.index, "the exhausted slot must not come back");
+        let stale = Key {
+            index: a.index,
+            generation: 0,
+        };
+        assert!(slab.get(stale).is_none());
+        assert_eq!(slab.len(), 2);
+        assert!(slab.get(keep).is_some());
     }
 
     #[test]
     fn grows_by_pages_and_reuses_them_while_entries_remain() {
-        let mut slab = Slab::default();
+        let mut slab = timer_slab();
         let keys: Vec<Key> = (0..3000)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
         assert_eq!(slab.len(), 3000);
-        let three_pages = 3 * PAGE_LEN * std::mem::size_of::<Entry>();
+        let three_pages = 3 * ONE_PAGE;
         assert_eq!(slab.allocated_bytes(), three_pages);
         for k in &keys[1..] {
-            slab.remove(k.index);
+            remove_timer(&mut slab, k.index);
         }
         assert_eq!(slab.len(), 1);
         assert_eq!(
@@ -404,85 +1097,86 @@ mod tests {
         );
         // Refilling reuses the pages instead of growing.
         for i in 0..2999 {
-            slab.insert(i, waker()).unwrap();
+            slab.insert(waker(), Deadline::from_ns(i)).unwrap();
         }
         assert_eq!(slab.allocated_bytes(), three_pages);
     }
 
     #[test]
     fn emptying_releases_every_page_but_the_first() {
-        let mut slab = Slab::default();
+        let mut slab = timer_slab();
         let keys: Vec<Key> = (0..3000)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
         for k in &keys {
-            slab.remove(k.index);
+            remove_timer(&mut slab, k.index);
         }
         assert_eq!(slab.len(), 0);
-        assert_eq!(
-            slab.allocated_bytes(),
-            PAGE_LEN * std::mem::size_of::<Entry>()
-        );
+        assert_eq!(slab.allocated_bytes(), ONE_PAGE);
         // The first page's slots are all reusable again.
         let again: Vec<Key> = (0..PAGE_LEN as u64)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
         assert!(again.iter().all(|k| (k.index as usize) < PAGE_LEN));
-        assert_eq!(slab.pages.len(), 1);
+        assert_eq!(slab.allocated_pages(), 1);
     }
 
     #[test]
     fn stale_keys_into_a_released_page_never_match_its_successor() {
-        let mut slab = Slab::default();
+        let mut slab = timer_slab();
         let keys: Vec<Key> = (0..2 * PAGE_LEN as u64)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
         // Churn one slot of the second page so its generation is ahead.
         let mut stale = keys[PAGE_LEN + 5];
         for _ in 0..3 {
-            slab.remove(stale.index);
-            stale = slab.insert(7, waker()).unwrap();
+            remove_timer(&mut slab, stale.index);
+            stale = slab.insert(waker(), Deadline::from_ns(7)).unwrap();
         }
         assert_eq!(stale.index, keys[PAGE_LEN + 5].index);
         for k in &keys {
             if k.index != stale.index {
-                slab.remove(k.index);
+                remove_timer(&mut slab, k.index);
             }
         }
-        slab.remove(stale.index);
-        assert_eq!(slab.pages.len(), 1, "the second page was released");
+        remove_timer(&mut slab, stale.index);
+        assert_eq!(slab.allocated_pages(), 1, "the second page was released");
         assert!(
             slab.get(stale).is_none(),
             "a key into a released page is dead"
         );
         // Grow the second page again: its slot must not answer to the key.
         let fresh: Vec<Key> = (0..2 * PAGE_LEN as u64)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
         let successor = fresh.iter().find(|k| k.index == stale.index).unwrap();
         assert!(successor.generation > stale.generation);
         assert!(slab.get(stale).is_none());
         let inserted_as = fresh.iter().position(|k| k == successor).unwrap() as u64;
-        assert_eq!(slab.get(*successor).unwrap().deadline, inserted_as);
+        assert_eq!(slab.get(*successor).unwrap().deadline.ns(), inserted_as);
     }
 
     #[test]
     fn retired_slots_stay_retired_after_a_release() {
-        let mut slab = Slab::default();
+        let mut slab = timer_slab();
         let keys: Vec<Key> = (0..PAGE_LEN as u64 + 1)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
-        slab.pages[0][3].generation = u32::MAX;
-        for k in &keys {
-            slab.remove(k.index);
+        // Slot 3 hands out its last generation, then is freed.
+        remove_timer(&mut slab, keys[3].index);
+        slab.set_generation(3, u32::MAX);
+        let last = slab.insert(waker(), Deadline::from_ns(3)).unwrap();
+        assert_eq!((last.index, last.generation), (3, u32::MAX));
+        for k in keys.iter().filter(|k| k.index != 3).chain([&last]) {
+            remove_timer(&mut slab, k.index);
         }
-        assert_eq!(slab.pages.len(), 1);
+        assert_eq!(slab.allocated_pages(), 1);
         let again: Vec<Key> = (0..PAGE_LEN as u64 - 1)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
         assert!(again.iter().all(|k| k.index != 3), "slot 3 was retired");
         assert_eq!(
-            slab.pages.len(),
+            slab.allocated_pages(),
             1,
             "1023 reusable slots fit in the first page"
         );
@@ -493,7 +1187,7 @@ mod tests {
     struct Ledger {
         /// Every key handed out, as `(index, generation)`: none may repeat.
         seen: HashSet<(u32, u32)>,
-        /// Removed keys: none may reach an entry again.
+        /// Removed keys: none may reach a node again.
         dead: Vec<Key>,
         /// Live keys, each with the deadline stored under it (unique).
         live: Vec<(Key, u64)>,
@@ -501,10 +1195,10 @@ mod tests {
     }
 
     impl Ledger {
-        fn insert(&mut self, slab: &mut Slab) -> Key {
+        fn insert(&mut self, slab: &mut Slab<Waker>) -> Key {
             self.inserts += 1;
             let key = slab
-                .insert(self.inserts, waker())
+                .insert(waker(), Deadline::from_ns(self.inserts))
                 .expect("the slab has room");
             assert!(
                 self.seen.insert((key.index, key.generation)),
@@ -514,61 +1208,56 @@ mod tests {
             key
         }
 
-        /// Removes the live entry at position `i`.
-        fn remove(&mut self, slab: &mut Slab, i: usize) -> Key {
+        /// Removes the live node at position `i`.
+        fn remove(&mut self, slab: &mut Slab<Waker>, i: usize) -> Key {
             let (key, _) = self.live.swap_remove(i);
-            slab.remove(key.index);
+            remove_timer(slab, key.index);
             self.dead.push(key);
             key
         }
 
-        /// Removes the newest live entry, whose slot the next insert reuses.
-        fn remove_newest(&mut self, slab: &mut Slab) -> Key {
+        /// Removes the newest live node, whose slot the next insert reuses.
+        fn remove_newest(&mut self, slab: &mut Slab<Waker>) -> Key {
             self.remove(slab, self.live.len() - 1)
         }
 
-        fn clear(&mut self, slab: &mut Slab) {
+        fn clear(&mut self, slab: &mut Slab<Waker>) {
             while !self.live.is_empty() {
                 self.remove_newest(slab);
             }
         }
 
-        /// Live keys reach their own entries, and dead keys reach nothing.
-        fn check(&self, slab: &Slab) {
+        /// Live keys reach their own nodes, and dead keys reach nothing.
+        fn check(&self, slab: &Slab<Waker>) {
             assert_eq!(slab.len(), self.live.len());
             for &(key, deadline) in &self.live {
-                let found = slab.get(key).map(|entry| entry.deadline);
+                let found = slab.get(key).map(|node| node.deadline.ns());
                 assert_eq!(found, Some(deadline), "live {key:?}");
             }
             for &key in &self.dead {
-                assert!(slab.get(key).is_none(), "stale {key:?} reaches an entry");
+                assert!(slab.get(key).is_none(), "stale {key:?} reaches a node");
             }
         }
 
         /// [`check`](Ledger::check), and the same through `get_mut`.
-        fn check_mut(&self, slab: &mut Slab) {
+        fn check_mut(&self, slab: &mut Slab<Waker>) {
             self.check(slab);
             for &(key, deadline) in &self.live {
-                let found = slab.get_mut(key).map(|entry| entry.deadline);
+                let found = slab.get_mut(key).map(|node| node.deadline.ns());
                 assert_eq!(found, Some(deadline), "live {key:?}");
             }
             for &key in &self.dead {
-                assert!(
-                    slab.get_mut(key).is_none(),
-                    "stale {key:?} reaches an entry"
-                );
+                assert!(slab.get_mut(key).is_none(), "stale {key:?} reaches a node");
             }
         }
     }
-
-    const ONE_PAGE: usize = PAGE_LEN * std::mem::size_of::<Entry>();
 
     /// The shape of a shard whose busiest slot outlived its generations: the
     /// first page full of long timers, one slot of the second page reused
     /// until it retires, then a quiet moment that empties the shard.
     #[test]
     fn a_page_released_after_its_last_generation_never_hands_out_old_keys() {
-        let mut slab = Slab::default();
+        let mut slab = timer_slab();
         let mut ledger = Ledger::default();
         for _ in 0..PAGE_LEN {
             ledger.insert(&mut slab);
@@ -605,7 +1294,7 @@ mod tests {
         ledger.clear(&mut slab);
         assert_eq!(slab.allocated_bytes(), ONE_PAGE, "released again");
 
-        // Register/cancel with one page and one entry pending reuses a slot.
+        // Register/cancel with one page and one node pending reuses a slot.
         for _ in 0..PAGE_LEN + 1 {
             ledger.insert(&mut slab);
         }
@@ -627,21 +1316,21 @@ mod tests {
 
     #[test]
     fn retiring_the_last_entry_still_releases_the_pages() {
-        let mut slab = Slab::default();
+        let mut slab = timer_slab();
         let keys: Vec<Key> = (0..PAGE_LEN as u64 + 1)
-            .map(|i| slab.insert(i, waker()).unwrap())
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
             .collect();
         let last = keys[PAGE_LEN];
-        slab.remove(last.index);
+        remove_timer(&mut slab, last.index);
         slab.set_generation(last.index, u32::MAX);
-        let last = slab.insert(7, waker()).unwrap();
+        let last = slab.insert(waker(), Deadline::from_ns(7)).unwrap();
         assert_eq!(last.generation, u32::MAX);
         for k in &keys[..PAGE_LEN] {
-            slab.remove(k.index);
+            remove_timer(&mut slab, k.index);
         }
         assert_eq!(slab.allocated_bytes(), 2 * ONE_PAGE, "one entry keeps them");
         // The slot retires as it empties the shard.
-        slab.remove(last.index);
+        remove_timer(&mut slab, last.index);
         assert_eq!(slab.len(), 0);
         assert_eq!(slab.allocated_bytes(), ONE_PAGE, "the second page was kept");
     }
@@ -652,14 +1341,16 @@ mod tests {
     /// costs no walk over the page.
     #[test]
     fn emptying_a_one_page_slab_keeps_its_free_list() {
-        let mut slab = Slab::default();
-        let keys: Vec<Key> = (0..3).map(|i| slab.insert(i, waker()).unwrap()).collect();
+        let mut slab = timer_slab();
+        let keys: Vec<Key> = (0..3)
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
+            .collect();
         for i in [0, 2, 1] {
-            slab.remove(keys[i].index);
+            remove_timer(&mut slab, keys[i].index);
         }
         assert_eq!(slab.len(), 0);
         let order: Vec<u32> = (0..3)
-            .map(|i| slab.insert(i, waker()).unwrap().index)
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap().index)
             .collect();
         assert_eq!(
             order,
@@ -669,27 +1360,25 @@ mod tests {
     }
 
     /// Every key up to the last one below `MAX_KEY` can be handed out, and
-    /// then the slab is full. Retired page indexes stand in for the 4
-    /// billion live entries below: growth steps over them without
-    /// allocating, as it does over indexes whose generations ran out.
+    /// then the slab is full. Retired page indexes stand in for the billion
+    /// live nodes below: growth steps over them without allocating, as it
+    /// does over indexes whose generations ran out.
     #[test]
     fn the_slab_is_full_only_when_every_key_below_the_limit_is_used() {
         // The last page whose keys all lie below `MAX_KEY`.
-        let last_page = (MAX_KEY as usize + 1) / PAGE_LEN - 1;
-        let mut slab = Slab {
-            floors: vec![RETIRED; last_page],
-            ..Slab::default()
-        };
-        let first = slab.insert(0, waker()).unwrap();
+        let last_page = MAX_KEY as usize / PAGE_LEN - 1;
+        let mut slab = timer_slab();
+        slab.pages = (0..last_page).map(|_| Page::released(u32::MAX)).collect();
+        let first = slab.insert(waker(), Deadline::from_ns(0)).unwrap();
         assert_eq!(first.index as usize, last_page * PAGE_LEN);
         let mut highest = first.index;
         for i in 1..PAGE_LEN as u64 {
-            highest = slab.insert(i, waker()).unwrap().index;
+            highest = slab.insert(waker(), Deadline::from_ns(i)).unwrap().index;
         }
         assert!(highest < MAX_KEY, "key {highest} names a Sleep state");
         assert_eq!(highest as usize, last_page * PAGE_LEN + PAGE_LEN - 1);
         assert!(
-            slab.insert(0, waker()).is_none(),
+            slab.insert(waker(), Deadline::from_ns(0)).is_none(),
             "the next page passes the limit"
         );
         assert_eq!(slab.len(), PAGE_LEN);
@@ -699,20 +1388,23 @@ mod tests {
             "retired indexes hold no memory"
         );
         // A freed key is reused, so the slab is not full any more.
-        slab.remove(first.index);
-        assert_eq!(slab.insert(9, waker()).unwrap().index, first.index);
+        remove_timer(&mut slab, first.index);
+        assert_eq!(
+            slab.insert(waker(), Deadline::from_ns(9)).unwrap().index,
+            first.index
+        );
     }
 
     #[derive(Debug, Clone)]
     enum Op {
-        /// Insert this many entries (past a page, so pages grow).
+        /// Insert this many nodes (past a page, so pages grow).
         Insert(usize),
-        /// Remove the live entry at this position (modulo the live count).
+        /// Remove the live node at this position (modulo the live count).
         Remove(usize),
-        /// Remove the newest entry and insert again, this many times: one
+        /// Remove the newest node and insert again, this many times: one
         /// slot is reused until its generations run out.
         Churn(usize),
-        /// Remove every entry: the shard empties and releases its pages.
+        /// Remove every node: the shard empties and releases its pages.
         Clear,
     }
 
@@ -728,14 +1420,14 @@ mod tests {
     proptest! {
         /// Every page starts within a few generations of the top, so slots
         /// and pages run out of generations all the time: no key is ever
-        /// handed out twice, no stale key reaches an entry, and emptying
+        /// handed out twice, no stale key reaches a node, and emptying
         /// always brings the slab back to one page.
         #[test]
         fn stale_keys_never_match_under_random_reuse_growth_and_release(
             headroom in 0u32..8,
             ops in proptest::collection::vec(op(), 1..40),
         ) {
-            let mut slab = Slab::with_first_generation(u32::MAX - headroom);
+            let mut slab = Slab::with_first_generation(PAGE_LEN, u32::MAX - headroom);
             let mut ledger = Ledger::default();
             for op in ops {
                 match op {

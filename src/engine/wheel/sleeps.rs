@@ -1,0 +1,387 @@
+//! A timer shard's wheel: a [`Wheel`] of wakers, with the shard's event
+//! counts, its lateness histogram and its shutdown flag. Registers,
+//! cancels, resets and fires sleeps; the shard (`shard.rs`) wraps it in a
+//! mutex and wakes what it fires after releasing the lock.
+
+use std::task::Waker;
+
+use super::slab::{Slab, NIL, PAGE_LEN};
+use super::{Deadline, Key, List, Placed, Wheel};
+use crate::engine::lateness::LatenessHistogram;
+use crate::engine::prefetch;
+
+/// What happened to a registration attempt.
+#[derive(Debug)]
+pub(crate) enum Insert {
+    /// Linked into the wheel; it will fire at `tick` (`u64::MAX`: never).
+    Registered { key: Key, tick: u64 },
+    /// The deadline's tick was already processed: the deadline has passed.
+    Elapsed,
+    /// The timer has shut down; nothing will ever fire again.
+    Shutdown,
+    /// Every key of this shard is in use (about a billion timers).
+    NoKeys,
+}
+
+/// What happened to a reset of a registered entry.
+#[derive(Debug)]
+pub(crate) enum Reset {
+    /// Relinked under the new deadline, which fires at `tick` (`u64::MAX`:
+    /// never).
+    Moved { tick: u64 },
+    /// The new deadline is later: recorded in place, in the list the entry
+    /// is in, which comes due first (the driver already wakes for it); the
+    /// entry moves then.
+    InPlace,
+    /// The new deadline's tick was already processed: the entry is removed and
+    /// its waker returned so the caller can wake it.
+    Elapsed(Waker),
+    /// The entry had already fired or been cancelled.
+    Stale,
+}
+
+/// The outcome of [`TimerWheel::check_waker`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WakerCheck {
+    /// The entry already fired or was cancelled.
+    Gone,
+    /// The stored waker already wakes the same task.
+    Same,
+    /// The stored waker wakes another task: swap in a clone of the new one.
+    Different,
+}
+
+/// Where the driver stands with this wheel after an
+/// [`TimerWheel::advance`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Advance {
+    /// Nothing registered can ever come due (the wheel is empty, or holds
+    /// only entries that never fire).
+    Idle,
+    /// The driver must come back once tick `.0` has begun.
+    Until(u64),
+    /// The waker batch is full: wake those tasks, then call again.
+    BatchFull,
+}
+
+/// Event counts, kept under the shard lock and summed on demand.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counters {
+    pub(crate) registered: u64,
+    pub(crate) fired: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) migrated: u64,
+}
+
+/// The tick the driver must wake for a node placed at `placed`: `u64::MAX`
+/// (never) for one that can never come due, so registering it never
+/// notifies the driver.
+#[inline]
+fn wake_tick(placed: Placed) -> u64 {
+    match placed {
+        Placed::At(tick) => tick,
+        Placed::Never | Placed::Due => u64::MAX,
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct TimerWheel {
+    pub(super) wheel: Wheel<Waker>,
+    shutdown: bool,
+    counters: Counters,
+    lateness: LatenessHistogram,
+}
+
+impl TimerWheel {
+    /// A wheel of `slots` ticks per revolution (a power of two), each
+    /// `tick_ns` long.
+    pub(crate) fn new(slots: usize, tick_ns: u64) -> Self {
+        TimerWheel {
+            // A full first page: a shard's pages are all alike, and it
+            // returns to that one page whenever it empties.
+            wheel: Wheel::new(Slab::new(PAGE_LEN), slots, tick_ns, 0),
+            shutdown: false,
+            counters: Counters::default(),
+            lateness: LatenessHistogram::default(),
+        }
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.wheel.slab.len()
+    }
+
+    pub(crate) fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    pub(crate) fn lateness(&self) -> &LatenessHistogram {
+        &self.lateness
+    }
+
+    pub(crate) fn entry_bytes(&self) -> usize {
+        self.wheel.slab.allocated_bytes()
+    }
+
+    /// Every tick up to and including this one has been processed: no live
+    /// entry's deadline lies in it (an insert or reset into such a tick
+    /// completes at once instead).
+    pub(crate) fn elapsed(&self) -> u64 {
+        self.wheel.elapsed
+    }
+
+    /// Registers a task to wake at `deadline_ns` (since the timer's origin).
+    ///
+    /// The waker is cloned by the caller before the lock is taken (cloning
+    /// runs executor code, which must never run under a wheel lock): the
+    /// wheel takes it out of `waker` only if it registers it, and otherwise
+    /// leaves it there for the caller to drop outside the lock.
+    #[inline]
+    pub(crate) fn insert(&mut self, deadline_ns: u64, waker: &mut Option<Waker>) -> Insert {
+        if self.shutdown {
+            return Insert::Shutdown;
+        }
+        let tick = self.wheel.tick_of(deadline_ns);
+        if tick <= self.wheel.elapsed {
+            return Insert::Elapsed;
+        }
+        let Some(taken) = waker.take() else {
+            unreachable!("insert is given a waker");
+        };
+        let deadline = Deadline::from_ns(deadline_ns);
+        let Some(key) = self.wheel.slab.insert(taken, deadline) else {
+            return Insert::NoKeys;
+        };
+        let placed = self.wheel.file(key.index, deadline.ns(), tick);
+        self.counters.registered += 1;
+        Insert::Registered {
+            key,
+            tick: wake_tick(placed),
+        }
+    }
+
+    /// Whether `key` is still registered (not yet fired or cancelled).
+    pub(crate) fn is_live(&self, key: Key) -> bool {
+        self.wheel.slab.get(key).is_some()
+    }
+
+    /// Whether `key`'s deadline was last set by a reset that did not read
+    /// the clock, so the poll that follows must read it to complete a
+    /// deadline that has passed. Clears the mark.
+    #[inline]
+    pub(crate) fn take_unchecked(&mut self, key: Key) -> bool {
+        self.wheel
+            .slab
+            .get_mut(key)
+            .is_some_and(|node| node.take_mark())
+    }
+
+    /// Whether a registered entry's waker already wakes the task of `waker`
+    /// (checked before cloning `waker`, which must happen outside the lock).
+    #[inline]
+    pub(crate) fn check_waker(&self, key: Key, waker: &Waker) -> WakerCheck {
+        match self.wheel.slab.get(key) {
+            None => WakerCheck::Gone,
+            Some(node) if node.payload.will_wake(waker) => WakerCheck::Same,
+            Some(_) => WakerCheck::Different,
+        }
+    }
+
+    /// Replaces the waker of a registered entry, so the task that polled last
+    /// is the one woken. Returns the old waker, or gives `waker` back if the
+    /// entry fired or was cancelled since it was checked; either is to be
+    /// dropped outside the lock (dropping a waker can run executor code).
+    pub(crate) fn swap_waker(&mut self, key: Key, waker: Waker) -> Result<Waker, Waker> {
+        match self.wheel.slab.get_mut(key) {
+            Some(node) => Ok(std::mem::replace(&mut node.payload, waker)),
+            None => Err(waker),
+        }
+    }
+
+    /// Frees the unlinked entry at `index` and returns its waker; a shard
+    /// left with no entry releases its pages but the first.
+    #[inline]
+    fn take(&mut self, index: u32) -> Waker {
+        let (node, _) = self.wheel.slab.remove(index);
+        self.wheel.slab.release_if_empty();
+        node.payload
+    }
+
+    /// Unregisters `key`, returning its waker (to drop outside the lock), or
+    /// `None` if it already fired or was cancelled.
+    #[inline]
+    pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
+        self.wheel.slab.get(key)?;
+        self.wheel.unlink(key.index);
+        self.counters.cancelled += 1;
+        Some(self.take(key.index))
+    }
+
+    /// Moves a registered entry to a new deadline, keeping its slot and waker.
+    ///
+    /// A later deadline is recorded in place when it can be ([`Wheel::extend`]):
+    /// the entry stays in the list it is in, which comes due first, and moves
+    /// then. An idle timeout pushed back on every message so costs one move
+    /// per timeout period instead of one per message.
+    ///
+    /// `unchecked` says the caller did not compare the deadline with the
+    /// clock (see [`TimerWheel::take_unchecked`]); a deadline in a processed
+    /// tick completes here either way.
+    #[inline]
+    pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
+        if self.wheel.slab.get(key).is_none() {
+            return Reset::Stale;
+        }
+        let deadline = Deadline::from_ns(deadline_ns);
+        if let Some(node) = self.wheel.extend(key.index, deadline) {
+            node.set_mark(unchecked);
+            return Reset::InPlace;
+        }
+        let tick = self.wheel.tick_of(deadline_ns);
+        self.wheel.unlink(key.index);
+        if tick <= self.wheel.elapsed {
+            self.counters.cancelled += 1;
+            return Reset::Elapsed(self.take(key.index));
+        }
+        let node = self.wheel.slab.at_mut(key.index);
+        node.deadline = deadline;
+        node.set_mark(unchecked);
+        let placed = self.wheel.file(key.index, deadline.ns(), tick);
+        Reset::Moved {
+            tick: wake_tick(placed),
+        }
+    }
+
+    /// Processes every bucket whose tick is `<= now_tick`, pushing the wakers
+    /// of their entries onto `out` until it holds `limit` of them.
+    ///
+    /// `now_ns` is the driver's reading of the clock (nanoseconds since the
+    /// origin, with `now_tick == now_ns / tick_ns`); it is used to measure
+    /// lateness and to check that nothing fires early.
+    pub(crate) fn advance(
+        &mut self,
+        now_tick: u64,
+        now_ns: u64,
+        out: &mut Vec<Waker>,
+        limit: usize,
+    ) -> Advance {
+        loop {
+            if let Some((slot, tick)) = self.wheel.next_busy() {
+                if tick > now_tick {
+                    self.set_elapsed(self.wheel.elapsed.max(now_tick));
+                    return Advance::Until(tick);
+                }
+                if !self.fire_bucket(slot, now_tick, now_ns, out, limit) {
+                    return Advance::BatchFull;
+                }
+                self.set_elapsed(tick);
+                continue;
+            }
+            // The ring is empty: look at the overflow.
+            let Some(next_lap) = self.wheel.overflow.first() else {
+                self.set_elapsed(self.wheel.elapsed.max(now_tick));
+                return Advance::Idle;
+            };
+            debug_assert!(
+                next_lap >= self.wheel.geometry.first_overflow_lap(self.wheel.elapsed),
+                "overflow lap {next_lap} should be in the ring (current lap {})",
+                self.wheel.current_lap()
+            );
+            // That lap moves in when the lap before it becomes current.
+            let move_in_at = self.wheel.geometry.move_in_tick(next_lap);
+            if move_in_at > now_tick {
+                self.set_elapsed(self.wheel.elapsed.max(now_tick));
+                return Advance::Until(move_in_at);
+            }
+            self.set_elapsed(move_in_at);
+        }
+    }
+
+    /// Moves the processed mark forward, moving far laps in as it goes.
+    fn set_elapsed(&mut self, elapsed: u64) {
+        self.counters.migrated += self.wheel.set_elapsed(elapsed);
+    }
+
+    /// Fires the entries of `slot` (of a tick `<= now_tick`); returns
+    /// `false` if `out` filled up first (the rest stay linked and fire on
+    /// the next call). An entry moved later in place is filed under its
+    /// deadline's tick instead, unless that tick has come too (the driver
+    /// is behind): then it fires here.
+    fn fire_bucket(
+        &mut self,
+        slot: usize,
+        now_tick: u64,
+        now_ns: u64,
+        out: &mut Vec<Waker>,
+        limit: usize,
+    ) -> bool {
+        let wheel = &mut self.wheel;
+        // Deadlines after this are in ticks after `now_tick`.
+        let now_boundary = now_tick.saturating_mul(wheel.tick.ns());
+        let name = List::Bucket(slot).name();
+        loop {
+            let head = wheel.ring[slot];
+            if head == NIL {
+                wheel.occupied.clear(slot);
+                return true;
+            }
+            if out.len() >= limit {
+                return false;
+            }
+            let node = wheel.slab.at(head);
+            let (next, deadline) = (node.next(), node.deadline.ns());
+            wheel.ring[slot] = next;
+            if next != NIL {
+                wheel.slab.at_mut(next).prev = name;
+            }
+            if deadline > now_boundary {
+                // Reset to a later deadline since it was linked here.
+                wheel.file(head, deadline, wheel.tick_of(deadline));
+                self.counters.migrated += 1;
+                continue;
+            }
+            debug_assert!(
+                deadline <= now_ns,
+                "firing early: deadline {deadline} ns > now {now_ns} ns (slot {slot}, elapsed {})",
+                wheel.elapsed
+            );
+            self.lateness.record_ns(now_ns.saturating_sub(deadline));
+            self.counters.fired += 1;
+            let (node, _) = wheel.slab.remove(head);
+            wheel.slab.release_if_empty();
+            let waker = node.payload;
+            // Its task is woken once the batch is full or the bucket done,
+            // after the lock is released: start loading it now.
+            prefetch::waker_target(&waker);
+            out.push(waker);
+        }
+    }
+
+    /// Shuts the wheel down: unregisters every entry and pushes its waker onto
+    /// `out`. Later inserts answer [`Insert::Shutdown`]. Returns how many
+    /// entries were pending.
+    pub(crate) fn close_and_drain(&mut self, out: &mut Vec<Waker>) -> usize {
+        self.shutdown = true;
+        let before = self.wheel.slab.len();
+        while let Some(slot) = self.wheel.occupied.next_set(0) {
+            let head = std::mem::replace(&mut self.wheel.ring[slot], NIL);
+            self.wheel.occupied.clear(slot);
+            self.free_list(head, out);
+        }
+        while let Some(head) = self.wheel.overflow.pop_first() {
+            self.free_list(head, out);
+        }
+        let never = std::mem::replace(&mut self.wheel.never, NIL);
+        self.free_list(never, out);
+        debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
+        self.counters.cancelled += before as u64;
+        before
+    }
+
+    fn free_list(&mut self, mut index: u32, out: &mut Vec<Waker>) {
+        while index != NIL {
+            let next = self.wheel.slab.at(index).next();
+            out.push(self.take(index));
+            index = next;
+        }
+    }
+}

@@ -1,0 +1,698 @@
+//! The wheel's unit tests: a timer shard's [`TimerWheel`] driven by hand
+//! (registrations, resets, cancels and advances against exact ticks), and a
+//! queue's [`Wheel`] taken out one node at a time.
+
+use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Wake, Waker};
+
+use super::watchdog::Watchdog;
+
+const TICK: u64 = 10;
+
+/// A waker that records which timer it belongs to when woken.
+struct Probe {
+    id: usize,
+    log: Arc<std::sync::Mutex<Vec<usize>>>,
+    wakes: AtomicUsize,
+}
+impl Wake for Probe {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        self.log.lock().unwrap().push(self.id);
+    }
+}
+
+/// How many `TimerWheel::advance` calls one test may make: the busiest (1,000
+/// far timers woken 3 at a time) makes about 1,000.
+const ADVANCE_LIMIT: usize = 100_000;
+
+struct Harness {
+    wheel: TimerWheel,
+    log: Arc<std::sync::Mutex<Vec<usize>>>,
+    /// `TimerWheel::advance` calls so far, capped at [`ADVANCE_LIMIT`] so that
+    /// an `advance` that never reports progress (always `Full`, or the
+    /// same `Until`) fails instead of spinning a test loop forever.
+    advances: usize,
+    _watchdog: Watchdog,
+}
+
+impl Harness {
+    fn new(slots: usize) -> Self {
+        Harness {
+            wheel: TimerWheel::new(slots, TICK),
+            log: Default::default(),
+            advances: 0,
+            _watchdog: Watchdog::start(),
+        }
+    }
+    fn waker(&self, id: usize) -> Waker {
+        Waker::from(Arc::new(Probe {
+            id,
+            log: self.log.clone(),
+            wakes: AtomicUsize::new(0),
+        }))
+    }
+    fn insert(&mut self, id: usize, deadline: u64) -> Key {
+        let w = self.waker(id);
+        match self.wheel.insert(deadline, &mut Some(w)) {
+            Insert::Registered { key, .. } => key,
+            other => panic!("insert({deadline}) = {other:?}"),
+        }
+    }
+    /// Advances to `now` (ns) with a small waker buffer, waking as it goes.
+    fn advance_to(&mut self, now: u64) -> Advance {
+        let mut out = Vec::new();
+        loop {
+            self.advances += 1;
+            assert!(
+                self.advances <= ADVANCE_LIMIT,
+                "{ADVANCE_LIMIT} advance calls: the wheel stopped making progress"
+            );
+            let r = self.wheel.advance(now / TICK, now, &mut out, 3);
+            out.drain(..).for_each(Waker::wake);
+            if r != Advance::BatchFull {
+                return r;
+            }
+        }
+    }
+    fn fired(&self) -> Vec<usize> {
+        std::mem::take(&mut *self.log.lock().unwrap())
+    }
+}
+
+#[test]
+fn fires_each_bucket_once_its_boundary_passes_and_never_before() {
+    let mut h = Harness::new(8);
+    h.insert(1, 10); // exactly on tick 1's boundary
+    h.insert(2, 11); // rounds up to tick 2
+    h.insert(3, 20);
+    assert_eq!(h.advance_to(9), Advance::Until(1));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.advance_to(10), Advance::Until(2));
+    assert_eq!(h.fired(), vec![1]);
+    assert_eq!(h.advance_to(19), Advance::Until(2));
+    assert!(h.fired().is_empty(), "11 ns must wait for tick 2");
+    assert_eq!(h.advance_to(20), Advance::Idle);
+    let mut fired = h.fired();
+    fired.sort();
+    assert_eq!(fired, vec![2, 3]);
+    assert_eq!(h.wheel.pending(), 0);
+}
+
+#[test]
+fn skips_empty_ticks_and_reports_the_next_busy_one() {
+    let mut h = Harness::new(64);
+    h.insert(1, 500);
+    assert_eq!(h.advance_to(0), Advance::Until(50));
+    assert_eq!(h.advance_to(499), Advance::Until(50));
+    assert_eq!(h.advance_to(500), Advance::Idle);
+    assert_eq!(h.fired(), vec![1]);
+}
+
+/// The overflow's window follows the current lap: after the wheel has
+/// moved on by far more than 64 laps, a timer 10 laps ahead takes an
+/// array slot, not a map entry, and one registered 100 laps ahead at the
+/// start moves from the map into the array as the window reaches it.
+#[test]
+fn the_overflow_window_slides_with_the_current_lap() {
+    let mut h = Harness::new(4); // a lap is 4 ticks = 40 ns
+    let lap = 4 * TICK;
+    h.insert(1, 100 * lap);
+    assert_eq!(
+        h.wheel.wheel.overflow.in_map(),
+        1,
+        "100 laps ahead: past the window"
+    );
+    assert_eq!(h.advance_to(50 * lap), Advance::Until(99 * lap / TICK - 1));
+    assert_eq!(
+        h.wheel.wheel.overflow.in_map(),
+        0,
+        "the window reached lap 100"
+    );
+    assert_eq!(h.wheel.wheel.overflow.len(), 1);
+    h.insert(2, 60 * lap);
+    assert_eq!(
+        h.wheel.wheel.overflow.in_map(),
+        0,
+        "10 laps ahead: in the array"
+    );
+    assert_eq!(h.advance_to(100 * lap), Advance::Idle);
+    assert_eq!(h.fired(), vec![2, 1]);
+    assert_eq!(h.advance_to(1_000 * lap), Advance::Idle);
+    h.insert(3, 1_010 * lap);
+    assert_eq!(
+        h.wheel.wheel.overflow.in_map(),
+        0,
+        "an idle wheel's window moved too"
+    );
+    assert_eq!(h.wheel.wheel.overflow.len(), 1);
+}
+
+#[test]
+fn far_timers_wait_in_the_overflow_and_move_in_once() {
+    let mut h = Harness::new(4); // a lap is 4 ticks = 40 ns
+    let n = 1000;
+    for i in 0..n {
+        // Spread over laps 2..250.
+        h.insert(i, 100 + (i as u64) * 10);
+    }
+    // Deadlines 100..=10_090 ns are ticks 10..=1009: laps 2..=252, all
+    // beyond the first lap, so all start in the overflow.
+    assert_eq!(h.wheel.wheel.overflow.len(), 251);
+    assert!(h.wheel.wheel.occupied.next_set(0).is_none());
+    let mut now = 0;
+    let mut fired = Vec::new();
+    loop {
+        let step = h.advance_to(now);
+        fired.extend(h.fired());
+        match step {
+            Advance::Until(t) => now = t * TICK,
+            Advance::Idle => break,
+            Advance::BatchFull => unreachable!(),
+        }
+    }
+    assert!(
+        fired == (0..n).collect::<Vec<_>>(),
+        "not in deadline order, or not each once: {} fired",
+        fired.len()
+    );
+    let c = h.wheel.counters();
+    assert_eq!(c.fired, n as u64);
+    assert_eq!(c.migrated, n as u64, "each far timer moves exactly once");
+}
+
+#[test]
+fn deadlines_within_one_revolution_go_straight_into_the_ring() {
+    let mut h = Harness::new(8); // laps of 8 ticks
+    h.insert(0, 60);
+    assert_eq!(h.advance_to(55), Advance::Until(6)); // elapsed = 5, mid-lap 0
+                                                     // From tick 5, every tick up to 5 + 8 = 13 is under one revolution
+                                                     // away: all of them land in the ring, none in the overflow.
+    for tick in 6..=13u64 {
+        h.insert(tick as usize, tick * TICK);
+    }
+    assert!(h.wheel.wheel.overflow.is_empty());
+    h.insert(99, 16 * TICK); // lap 2: two laps ahead, overflow
+    assert_eq!(h.wheel.wheel.overflow.len(), 1);
+    let mut now = 60;
+    let mut fired = Vec::new();
+    while let Advance::Until(t) = h.advance_to(now) {
+        fired.extend(h.fired());
+        now = t * TICK;
+    }
+    fired.extend(h.fired());
+    fired.sort_unstable();
+    assert_eq!(fired, vec![0, 6, 7, 8, 9, 10, 11, 12, 13, 99]);
+    assert_eq!(h.wheel.counters().migrated, 1);
+}
+
+/// Found in review: when the first busy tick is the last tick of the next
+/// lap, processing it makes two new laps reachable at once.
+#[test]
+fn firing_the_last_tick_of_the_next_lap_moves_two_laps_in() {
+    let mut h = Harness::new(8); // laps of 8 ticks: lap 1 is 8..16
+    h.insert(1, 15 * TICK); // last tick of lap 1, in the ring
+    h.insert(2, 20 * TICK); // lap 2, in the overflow
+    h.insert(3, 30 * TICK); // lap 3, in the overflow
+    assert_eq!(h.advance_to(0), Advance::Until(15));
+    assert_eq!(h.advance_to(150), Advance::Until(20));
+    assert_eq!(h.fired(), vec![1]);
+    assert!(
+        h.wheel.wheel.overflow.is_empty(),
+        "laps 2 and 3 both moved in"
+    );
+    assert_eq!(h.advance_to(200), Advance::Until(30));
+    assert_eq!(h.advance_to(300), Advance::Idle);
+    assert_eq!(h.fired(), vec![2, 3]);
+}
+
+#[test]
+fn removing_unlinks_from_anywhere_in_a_list() {
+    let mut h = Harness::new(8);
+    let a = h.insert(1, 30);
+    let b = h.insert(2, 30);
+    let c = h.insert(3, 30);
+    let far = h.insert(4, 10_000);
+    let far2 = h.insert(5, 10_000);
+    assert_eq!(h.wheel.pending(), 5);
+    assert!(h.wheel.remove(b).is_some(), "middle");
+    assert!(h.wheel.remove(c).is_some(), "head");
+    assert!(h.wheel.remove(far2).is_some(), "overflow head");
+    assert!(h.wheel.remove(b).is_none(), "twice is a no-op");
+    assert_eq!(h.wheel.pending(), 2);
+    // Tick 1000 is in lap 125 of 8-tick laps: it moves into the ring when
+    // lap 124 begins, so wake at tick 991.
+    assert_eq!(h.advance_to(30), Advance::Until(991));
+    assert_eq!(h.fired(), vec![1]);
+    assert!(h.wheel.remove(a).is_none(), "fired keys are dead");
+    assert!(h.wheel.remove(far).is_some(), "last overflow entry");
+    assert!(h.wheel.wheel.overflow.is_empty());
+    assert_eq!(h.advance_to(20_000), Advance::Idle);
+    assert!(h.fired().is_empty(), "removed entries never fire");
+    assert_eq!(h.wheel.counters().cancelled, 4);
+}
+
+#[test]
+fn reset_moves_between_ring_and_overflow() {
+    let mut h = Harness::new(8);
+    let k = h.insert(1, 30);
+    // Later: recorded in place; the entry moves when tick 3 comes due.
+    assert!(matches!(h.wheel.reset(k, 5_000, false), Reset::InPlace));
+    assert_eq!(h.wheel.pending(), 1);
+    assert_eq!(h.advance_to(100), Advance::Until(487));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.wheel.counters().migrated, 1, "moved once, at tick 3");
+    assert!(matches!(
+        h.wheel.reset(k, 120, false),
+        Reset::Moved { tick: 12 }
+    ));
+    assert_eq!(h.advance_to(120), Advance::Idle);
+    assert_eq!(h.fired(), vec![1]);
+    assert!(matches!(h.wheel.reset(k, 500, false), Reset::Stale));
+    let k2 = h.insert(2, 500);
+    assert!(matches!(h.wheel.reset(k2, 50, false), Reset::Elapsed(_)));
+    assert_eq!(h.wheel.pending(), 0);
+    // The books balance: a reset into the past counts as a cancel.
+    let c = h.wheel.counters();
+    assert_eq!((c.registered, c.fired, c.cancelled), (2, 1, 1));
+}
+
+/// With ticks long enough that "never" (the saturated tick) is only a few
+/// laps away, a reset to a saturated deadline still goes to the never list
+/// at once, not in place into a list that would come due.
+#[test]
+fn with_long_ticks_a_reset_to_never_goes_to_the_never_list() {
+    let _watchdog = Watchdog::start();
+    let tick_ns = 1u64 << 33; // about 8.6 s
+    let mut wheel = TimerWheel::new(8, tick_ns);
+    let Insert::Registered { key, .. } = wheel.insert(tick_ns, &mut Some(Waker::noop().clone()))
+    else {
+        panic!("registration failed");
+    };
+    assert!(matches!(
+        wheel.reset(key, SATURATED, false),
+        Reset::Moved { tick: u64::MAX }
+    ));
+}
+
+/// A later deadline is recorded in place however far it is from the list
+/// the entry is in: there is no limit on how far an entry is moved later,
+/// near or in the overflow, and it still fires at its own deadline.
+#[test]
+fn a_later_reset_stays_in_place_however_far() {
+    let mut h = Harness::new(8);
+    let k = h.insert(1, 100);
+    let beyond = (10 + (1 << 31)) * TICK;
+    assert!(matches!(h.wheel.reset(k, beyond, false), Reset::InPlace));
+    let far = (1 << 32) * TICK;
+    let k2 = h.insert(2, far);
+    assert!(matches!(
+        h.wheel.reset(k2, far + TICK, false),
+        Reset::InPlace
+    ));
+    // At tick 10 the first moves to its own lap, once.
+    let lap = |tick: u64| tick >> 3;
+    let move_in = |tick: u64| ((lap(tick) - 1) << 3) - 1;
+    assert_eq!(h.advance_to(100), Advance::Until(move_in(10 + (1 << 31))));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.wheel.counters().migrated, 1);
+    assert_eq!(h.advance_to(beyond), Advance::Until(move_in(1 << 32)));
+    assert_eq!(h.fired(), vec![1]);
+    assert_eq!(h.advance_to(far + TICK), Advance::Idle);
+    assert_eq!(h.fired(), vec![2]);
+}
+
+#[test]
+fn a_later_reset_stays_in_place_until_its_list_comes_due() {
+    let mut h = Harness::new(8);
+    // Pushed back twice: still linked at tick 3, fires at tick 6, never
+    // before 60.
+    let k = h.insert(1, 30);
+    assert!(matches!(h.wheel.reset(k, 45, false), Reset::InPlace));
+    assert!(matches!(h.wheel.reset(k, 55, false), Reset::InPlace));
+    assert_eq!(h.advance_to(30), Advance::Until(6));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.advance_to(59), Advance::Until(6));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.advance_to(60), Advance::Idle);
+    assert_eq!(h.fired(), vec![1]);
+
+    // The driver is behind: the entry's own tick has come too,
+    // so it fires when its list does, once.
+    let k = h.insert(2, 80);
+    assert!(matches!(h.wheel.reset(k, 95, false), Reset::InPlace));
+    let migrated = h.wheel.counters().migrated;
+    assert_eq!(h.advance_to(200), Advance::Idle);
+    assert_eq!(h.fired(), vec![2]);
+    assert_eq!(
+        h.wheel.counters().migrated,
+        migrated,
+        "fired where it was linked, not moved first"
+    );
+
+    // Earlier than where it is linked: moved for real; later again but
+    // before the list it is in: in place.
+    let k = h.insert(3, 300);
+    assert!(matches!(h.wheel.reset(k, 500, false), Reset::InPlace));
+    assert!(matches!(
+        h.wheel.reset(k, 250, false),
+        Reset::Moved { tick: 25 }
+    ));
+    assert!(matches!(h.wheel.reset(k, 270, false), Reset::InPlace));
+    assert_eq!(h.advance_to(269), Advance::Until(27));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.advance_to(270), Advance::Idle);
+    assert_eq!(h.fired(), vec![3]);
+
+    // An entry moved later in place that heads its list is removed from
+    // that list.
+    let k = h.insert(4, 300);
+    let other = h.insert(5, 300);
+    assert!(matches!(h.wheel.reset(k, 700, false), Reset::InPlace));
+    assert!(h.wheel.remove(other).is_some());
+    assert!(h.wheel.remove(k).is_some());
+    assert_eq!(h.wheel.pending(), 0);
+    assert_eq!(h.advance_to(1_000), Advance::Idle);
+    assert!(h.fired().is_empty());
+
+    // In the overflow: moved when its lap moves in, to its own lap.
+    let k = h.insert(6, 2_000);
+    assert!(matches!(h.wheel.reset(k, 3_000, false), Reset::InPlace));
+    assert_eq!(h.advance_to(2_000), Advance::Until(287));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.advance_to(2_999), Advance::Until(300));
+    assert_eq!(h.advance_to(3_000), Advance::Idle);
+    assert_eq!(h.fired(), vec![6]);
+
+    // A deadline that can never come due is moved to the never list at
+    // once (no driver wake-up is ever scheduled for it), and a reset
+    // from there is a real move too.
+    let k = h.insert(7, 4_000);
+    assert!(matches!(
+        h.wheel.reset(k, SATURATED, false),
+        Reset::Moved { tick: u64::MAX }
+    ));
+    assert_eq!(h.advance_to(5_000), Advance::Idle);
+    assert!(matches!(
+        h.wheel.reset(k, 5_050, false),
+        Reset::Moved { tick: 505 }
+    ));
+    assert_eq!(h.advance_to(5_050), Advance::Idle);
+    assert_eq!(h.fired(), vec![7]);
+    let c = h.wheel.counters();
+    assert_eq!((c.registered, c.fired, c.cancelled), (7, 5, 2));
+
+    // Later twice, within the ring: both recorded in the list it was
+    // first linked in. Its real tick is the one the driver reaches: it
+    // fires in place, in the same pass, with no move.
+    let k = h.insert(8, 5_080);
+    for later in [5_100, 5_120] {
+        assert!(matches!(h.wheel.reset(k, later, false), Reset::InPlace));
+    }
+    let migrated = h.wheel.counters().migrated;
+    assert_eq!(h.advance_to(5_120), Advance::Idle);
+    assert_eq!(h.fired(), vec![8]);
+    assert_eq!(h.wheel.counters().migrated, migrated);
+}
+
+#[test]
+fn past_deadlines_are_refused_and_shutdown_drains_everything() {
+    let mut h = Harness::new(8);
+    h.insert(1, 50);
+    h.insert(2, 1_000_000);
+    h.advance_to(40);
+    let w = h.waker(9);
+    assert!(matches!(
+        h.wheel.insert(40, &mut Some(w.clone())),
+        Insert::Elapsed
+    ));
+    assert!(matches!(
+        h.wheel.insert(0, &mut Some(w.clone())),
+        Insert::Elapsed
+    ));
+    let mut out = Vec::new();
+    assert_eq!(h.wheel.close_and_drain(&mut out), 2);
+    assert_eq!(out.len(), 2);
+    assert_eq!(h.wheel.pending(), 0);
+    assert!(matches!(
+        h.wheel.insert(10_000, &mut Some(w.clone())),
+        Insert::Shutdown
+    ));
+}
+
+#[test]
+fn oversleeping_fires_buckets_in_order_without_firing_later_ones() {
+    let mut h = Harness::new(8);
+    for (id, deadline) in [(1, 15), (2, 35), (3, 75), (4, 95), (5, 300)] {
+        h.insert(id, deadline);
+    }
+    // The driver wakes late, at 80 ns: ticks 2, 4 and 8 are due, 10 is not.
+    assert_eq!(h.advance_to(80), Advance::Until(10));
+    assert_eq!(h.fired(), vec![1, 2, 3]);
+    // Tick 30 is in lap 3 (ticks 24..32): it moves in when lap 2 begins.
+    assert_eq!(h.advance_to(100), Advance::Until(15));
+    assert_eq!(h.fired(), vec![4]);
+    assert_eq!(h.advance_to(150), Advance::Until(30));
+    assert_eq!(h.advance_to(300), Advance::Idle);
+    assert_eq!(h.fired(), vec![5]);
+}
+
+/// Saturated and unreachable deadlines never make the driver wake up:
+/// `advance` reports `Idle` for them at every point of the clock's range,
+/// up to the very last tick, yet they stay registered for shutdown.
+#[test]
+fn unreachable_deadlines_never_ask_for_a_wake_up() {
+    let mut h = Harness::new(8);
+    let saturated = h.insert(1, SATURATED);
+    let beyond_last_tick = h.insert(2, SATURATED - 1); // tick last + 1
+    let last = h.insert(3, h.wheel.wheel.last_tick * TICK); // reachable, just
+    assert_eq!(h.wheel.pending(), 3);
+    assert!(matches!(h.advance_to(0), Advance::Until(t) if t < h.wheel.wheel.last_tick));
+    assert!(h.wheel.remove(last).is_some());
+    assert_eq!(h.advance_to(0), Advance::Idle);
+    // Out of the never list into the ring, and back.
+    assert!(matches!(
+        h.wheel.reset(beyond_last_tick, 50, false),
+        Reset::Moved { tick: 5 }
+    ));
+    assert_eq!(h.advance_to(0), Advance::Until(5));
+    assert!(matches!(
+        h.wheel.reset(beyond_last_tick, SATURATED + 5, false),
+        Reset::Moved { tick: u64::MAX }
+    ));
+    assert_eq!(h.advance_to(SATURATED / 2), Advance::Idle);
+    assert_eq!(h.advance_to(SATURATED), Advance::Idle);
+    assert!(h.fired().is_empty(), "nothing unreachable fires");
+    assert_eq!(h.wheel.pending(), 2);
+    assert!(h.wheel.remove(saturated).is_some());
+    let mut out = Vec::new();
+    assert_eq!(
+        h.wheel.close_and_drain(&mut out),
+        1,
+        "shutdown still reaches it"
+    );
+    assert!(h.wheel.remove(beyond_last_tick).is_none());
+}
+
+/// A saturated deadline never fires even when the tick length divides
+/// `SATURATED` (2^63 - 1 = 7 x 1,317,624,576,693,539,401), so that the
+/// last boundary the clock reaches is the horizon itself: a 1 ms tick
+/// never does, but a tick of 7 x 73 x 127 x 337 ns (about 21.9 ms), or
+/// the largest tick there is (`i64::MAX` ns), would. Its tick is the one
+/// after the last, so once the clock has reached the horizon it is still
+/// registered (and a sleep's lock-free check finds it not fired), and a
+/// new one, or a reset to one, still waits instead of completing.
+#[test]
+fn a_saturated_deadline_never_fires_on_a_tick_that_divides_it() {
+    for tick_ns in [7, 7 * 73 * 127 * 337, SATURATED] {
+        assert_eq!(SATURATED % tick_ns, 0);
+        let mut wheel = TimerWheel::new(8, tick_ns);
+        let last = wheel.wheel.last_tick;
+        assert_eq!(wheel.wheel.tick_of(SATURATED), last + 1);
+        assert_eq!(wheel.wheel.tick_of(SATURATED - 1), last);
+        let mut waker = Some(Waker::noop().clone());
+        let Insert::Registered { key, tick } = wheel.insert(SATURATED, &mut waker) else {
+            panic!("a saturated deadline is registered");
+        };
+        assert_eq!(
+            tick,
+            u64::MAX,
+            "tick {tick_ns} ns: the driver must not wake for it"
+        );
+        let mut waker = Some(Waker::noop().clone());
+        let Insert::Registered { key: other, .. } = wheel.insert(1, &mut waker) else {
+            panic!("a reachable deadline is registered");
+        };
+        let mut out = Vec::new();
+        assert_eq!(wheel.advance(last, SATURATED, &mut out, 8), Advance::Idle);
+        assert_eq!(
+            out.len(),
+            1,
+            "tick {tick_ns} ns: only the reachable one fired"
+        );
+        assert_eq!(wheel.elapsed(), last, "the clock reached the horizon");
+        assert!(wheel.is_live(key));
+        assert!(!wheel.is_live(other));
+        // At the horizon, a new saturated deadline and a reset to one
+        // are registered, not elapsed.
+        let mut waker = Some(Waker::noop().clone());
+        let Insert::Registered { key: late, tick } = wheel.insert(SATURATED, &mut waker) else {
+            panic!("tick {tick_ns} ns: a saturated deadline counted as elapsed");
+        };
+        assert_eq!(tick, u64::MAX);
+        assert!(matches!(
+            wheel.reset(key, SATURATED, false),
+            Reset::Moved { tick: u64::MAX }
+        ));
+        assert_eq!(wheel.advance(last, SATURATED, &mut out, 8), Advance::Idle);
+        assert_eq!(
+            out.len(),
+            1,
+            "tick {tick_ns} ns: a saturated deadline fired"
+        );
+        assert!(wheel.is_live(key) && wheel.is_live(late));
+    }
+}
+
+#[test]
+fn one_slot_wheels_work() {
+    let mut h = Harness::new(1);
+    for i in 0..5 {
+        h.insert(i, 10 * (5 - i as u64));
+    }
+    let mut now = 0;
+    while let Advance::Until(t) = h.advance_to(now) {
+        now = t * TICK;
+    }
+    assert_eq!(h.fired(), vec![4, 3, 2, 1, 0]);
+}
+
+#[test]
+fn waker_updates_replace_only_different_tasks() {
+    let mut h = Harness::new(8);
+    let k = h.insert(1, 30);
+    let same = h.wheel.wheel.slab.get(k).unwrap().payload.clone();
+    assert_eq!(h.wheel.check_waker(k, &same), WakerCheck::Same);
+    let other = h.waker(2);
+    assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Different);
+    assert!(h.wheel.swap_waker(k, other.clone()).is_ok());
+    assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Same);
+    h.advance_to(30);
+    assert_eq!(h.fired(), vec![2], "the newest waker is the one woken");
+    assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Gone);
+    assert!(
+        h.wheel.swap_waker(k, other).is_err(),
+        "a fired entry hands the new waker back"
+    );
+}
+
+/// The wheel's view of a slot that ran out of generations in a page that
+/// was later released: the sleep that fired at the slot's last
+/// generation still holds its key when a new timer takes a slot there.
+#[test]
+fn a_stale_key_from_a_released_page_never_reaches_a_later_timer() {
+    let mut h = Harness::new(8);
+    let far = 1_000_000 * TICK;
+    // The slab's pages hold 36 bytes per entry: a 32-byte node and its
+    // generation.
+    let one_page = slab::PAGE_LEN * 36;
+    // Fill the first page with long timers, so the busy slot is in a
+    // page that is released when the wheel empties.
+    let long: Vec<Key> = (0..slab::PAGE_LEN).map(|i| h.insert(i, far)).collect();
+    let first = h.insert(9_999, 5 * TICK);
+    assert!(h.wheel.remove(first).is_some());
+    // Stands in for 2^32 - 2 registrations and cancels.
+    h.wheel.wheel.slab.set_generation(first.index, u32::MAX - 1);
+    let cancelled = h.insert(9_999, 5 * TICK);
+    assert!(h.wheel.remove(cancelled).is_some());
+    let fired = h.insert(10_000, 5 * TICK);
+    assert_eq!(fired.index, first.index);
+    assert_eq!(fired.generation, u32::MAX);
+    assert!(matches!(h.advance_to(5 * TICK), Advance::Until(_)));
+    assert_eq!(h.fired(), vec![10_000]);
+    // A quiet moment: the wheel empties and releases its pages.
+    for key in long {
+        assert!(h.wheel.remove(key).is_some());
+    }
+    assert_eq!(h.wheel.entry_bytes(), one_page);
+
+    // Other tasks register: one page and one timer.
+    let newer: Vec<Key> = (0..=slab::PAGE_LEN)
+        .map(|i| h.insert(20_000 + i, 10 * TICK))
+        .collect();
+    for stale in [first, cancelled, fired] {
+        assert!(
+            h.wheel.remove(stale).is_none(),
+            "{stale:?} cancelled a newer timer"
+        );
+        assert!(!h.wheel.is_live(stale), "{stale:?} looks pending");
+        assert!(matches!(h.wheel.reset(stale, far, false), Reset::Stale));
+    }
+    assert_eq!(h.wheel.pending(), newer.len());
+    // Register/cancel with one page and one timer pending reuses a slot.
+    let bytes = h.wheel.entry_bytes();
+    for _ in 0..10 * slab::PAGE_LEN {
+        let key = h.insert(0, far);
+        assert!(h.wheel.remove(key).is_some());
+    }
+    assert_eq!(
+        h.wheel.entry_bytes(),
+        bytes,
+        "register/cancel grew the slab"
+    );
+    assert_eq!(h.advance_to(10 * TICK), Advance::Idle);
+    let mut woken = h.fired();
+    woken.sort_unstable();
+    assert_eq!(
+        woken,
+        (20_000..=20_000 + slab::PAGE_LEN).collect::<Vec<_>>()
+    );
+    assert_eq!(h.wheel.entry_bytes(), one_page, "released again");
+}
+
+// A queue's wheel, taken out one node at a time.
+
+/// The overflow's window follows the queue's processed tick: after the
+/// queue has moved on by far more than 64 laps, a node 10 laps ahead
+/// takes an array slot, and one inserted 100 laps ahead at the start
+/// moves from the map into the array as the window reaches it.
+#[test]
+fn the_overflow_window_slides_with_the_processed_tick() {
+    let (tick_ns, slots) = (10, 4); // a lap is 4 ticks = 40 ns
+    let lap = slots as u64 * tick_ns;
+    let mut wheel: Wheel<u32> = Wheel::new(Slab::new(8), slots, tick_ns, 0);
+    let add = |wheel: &mut Wheel<u32>, value, at: u64| {
+        let deadline = Deadline::from_ns(at);
+        let key = wheel.slab_mut().insert(value, deadline).expect("room");
+        wheel.link(key.index, false);
+    };
+    add(&mut wheel, 1, 100 * lap);
+    assert_eq!(
+        wheel.overflow.in_map(),
+        1,
+        "100 laps ahead: past the window"
+    );
+    let seen = wheel.tick_floor(50 * lap);
+    assert_eq!(wheel.pop_due(seen), None);
+    wheel.settle(seen);
+    assert_eq!(wheel.overflow.in_map(), 0, "the window reached lap 100");
+    add(&mut wheel, 2, 60 * lap);
+    assert_eq!(wheel.overflow.in_map(), 0, "10 laps ahead: in the array");
+    let seen = wheel.tick_floor(100 * lap);
+    let first = wheel.pop_due(seen).expect("item 2 is due");
+    assert_eq!(wheel.slab_mut().remove(first).0.payload, 2);
+    let second = wheel.pop_due(seen).expect("item 1 is due");
+    assert_eq!(wheel.slab_mut().remove(second).0.payload, 1);
+    wheel.settle(wheel.tick_floor(1_000 * lap));
+    add(&mut wheel, 3, 1_010 * lap);
+    assert_eq!(
+        wheel.overflow.in_map(),
+        0,
+        "an idle queue's window moved too"
+    );
+}
