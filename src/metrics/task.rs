@@ -276,6 +276,30 @@ mod tests {
         AfterTheRuntimeDroppedIt,
     }
 
+    /// Three hour-long sleeps pending on `timer`, and a publishing task
+    /// polled once (waiting for its first period).
+    fn three_sleeps_and_a_task(
+        timer: &Timer,
+    ) -> (
+        Vec<task::Spawn<crate::sleep::Sleep>>,
+        Arc<TaskState>,
+        task::Spawn<impl std::future::Future<Output = ()>>,
+    ) {
+        let mut sleeps: Vec<_> = (0..3).map(|_| task::spawn(timer.sleep(HOUR))).collect();
+        for sleep in &mut sleeps {
+            assert_pending!(sleep.poll());
+        }
+        let state = Arc::new(TaskState::default());
+        let publishing = Publishing {
+            inner: timer.inner().clone(),
+            publisher: Some(Publisher::new()),
+            state: state.clone(),
+        };
+        let mut task = task::spawn(publish(publishing, HOUR));
+        assert_pending!(task.poll());
+        (sleeps, state, task)
+    }
+
     /// A publishing task, polled once (its first sample), with 3 registered
     /// sleeps on its timer, is dropped while the driver still runs (as a
     /// shutting-down runtime may drop it before the driver); then the timer
@@ -286,18 +310,7 @@ mod tests {
         ::metrics::with_local_recorder(&counters, || {
             block_on_paused(async {
                 let timer = Timer::new();
-                let mut sleeps: Vec<_> = (0..3).map(|_| task::spawn(timer.sleep(HOUR))).collect();
-                for sleep in &mut sleeps {
-                    assert_pending!(sleep.poll());
-                }
-                let state = Arc::new(TaskState::default());
-                let publishing = Publishing {
-                    inner: timer.inner().clone(),
-                    publisher: Some(Publisher::new()),
-                    state: state.clone(),
-                };
-                let mut task = task::spawn(publish(publishing, HOUR));
-                assert_pending!(task.poll());
+                let (_sleeps, state, task) = three_sleeps_and_a_task(&timer);
                 let handle_stops = || state.stopped.store(true, Ordering::Release);
                 if stop == Stop::BeforeTheRuntimeDropsIt {
                     handle_stops();
@@ -367,18 +380,7 @@ mod tests {
         ::metrics::with_local_recorder(&recorder, || {
             block_on_paused(async {
                 let timer = Timer::new();
-                let mut sleeps: Vec<_> = (0..3).map(|_| task::spawn(timer.sleep(HOUR))).collect();
-                for sleep in &mut sleeps {
-                    assert_pending!(sleep.poll());
-                }
-                let state = Arc::new(TaskState::default());
-                let publishing = Publishing {
-                    inner: timer.inner().clone(),
-                    publisher: Some(Publisher::new()),
-                    state: state.clone(),
-                };
-                let mut task = task::spawn(publish(publishing, HOUR));
-                assert_pending!(task.poll());
+                let (sleeps, state, task) = three_sleeps_and_a_task(&timer);
                 drop(task);
                 recorder.0.store(true, Ordering::SeqCst);
                 assert_eq!(timer.shutdown(), 3);
