@@ -280,6 +280,19 @@ fn remove_panics_on_a_stale_key() {
     });
 }
 
+/// Asking for more room than a queue can ever address panics at once, as
+/// documented, before allocating page after page (about 29 GB) to find out.
+#[test]
+#[should_panic(expected = "DelayQueue capacity overflow")]
+fn reserving_more_than_a_queue_can_address_panics_without_allocating() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue: DelayQueue<u64> = DelayQueue::with_timer(&timer);
+        queue.insert(1, ms(10));
+        queue.reserve(1 << 30);
+    });
+}
+
 #[test]
 #[should_panic(expected = "DelayQueue::reset with a stale key")]
 fn reset_panics_on_a_stale_key() {

@@ -125,9 +125,11 @@ const FIRST_PAGE: usize = 8;
 ///
 /// # Memory
 ///
-/// Each item costs its value plus 20 bytes of slot and generation, rounded
-/// up to the value's alignment (28 bytes with a `u64` value, against 56 in
-/// tokio-util's), and nothing on the timer. Storage grows by pages of 1024
+/// Each item costs its value plus 16 bytes (its deadline and two links),
+/// rounded up to a multiple of 8 (or of the value's alignment, if larger),
+/// plus 4 bytes of generation (more for values aligned to 16 bytes: 40 with
+/// a `u128`): 28 bytes with a `u64` or a `u32` value, 20 with `()`, against
+/// 56 in tokio-util's with a `u64`, and nothing on the timer. Storage grows by pages of 1024
 /// slots (the first page starts at 8 and doubles), never copying a full
 /// page; a removed item's slot is reused at once. Items never move, so
 /// [`compact`](DelayQueue::compact) and
@@ -310,7 +312,7 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// As [`with_timer`](DelayQueue::with_timer), and if `capacity` exceeds
-    /// the most items a queue can hold (about two billion).
+    /// the most items a queue can hold (about a billion: 2^30 - 1,024).
     ///
     /// # Examples
     ///
@@ -398,7 +400,7 @@ impl<T> DelayQueue<T> {
     ///
     /// # Panics
     ///
-    /// If the queue already holds about two billion items, the most it can
+    /// If the queue already holds about a billion items (2^30 - 1,024), the most it can
     /// address.
     ///
     /// # Examples
@@ -863,7 +865,7 @@ impl<T> DelayQueue<T> {
     /// # Panics
     ///
     /// If that would take the queue past the most items it can address
-    /// (about two billion).
+    /// (about a billion: 2^30 - 1,024).
     ///
     /// # Examples
     ///
@@ -882,7 +884,7 @@ impl<T> DelayQueue<T> {
     pub fn reserve(&mut self, additional: usize) {
         assert!(
             self.wheel.slab_mut().reserve(additional),
-            "tickwheel: DelayQueue capacity overflow (at most about two billion items)"
+            "tickwheel: DelayQueue capacity overflow (at most about a billion items)"
         );
     }
 

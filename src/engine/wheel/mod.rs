@@ -52,8 +52,9 @@
 //! bucket's (or lap's), never before; nodes in the `never` and `due` lists
 //! always sit where their deadline says.
 //!
-//! **Ties.** Every list takes new nodes at its front, and comes out from its
-//! front: of nodes of one tick in one bucket, the latest linked comes out
+//! **Ties.** Every list but the queue's `due` list (kept in tick order,
+//! ties first in, first out) takes new nodes at its front, and comes out
+//! from its front: of nodes of one tick in one bucket, the latest linked comes out
 //! first. A far lap's list is reversed as it moves into the ring, so of the
 //! nodes linked into one far lap, the earliest comes out first. The timer
 //! fires a bucket in that order; a queue's `peek` and `poll_expired` follow

@@ -342,6 +342,11 @@ impl<P> Slab<P> {
     /// Grows until `additional` more nodes fit without allocating. Returns
     /// `false` if the index space ran out first.
     pub(crate) fn reserve(&mut self, additional: usize) -> bool {
+        if self.len.saturating_add(additional) > MAX_PAGES * PAGE_LEN {
+            // More than the index space holds: refuse before allocating
+            // pages that could never be enough.
+            return false;
+        }
         // Growth puts its new slots at the front of the free list; growing
         // past free slots would hand out high indices first, which keeps
         // pages from emptying and `compact` from trimming.
