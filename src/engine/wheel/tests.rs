@@ -696,3 +696,34 @@ fn the_overflow_window_slides_with_the_processed_tick() {
         "an idle queue's window moved too"
     );
 }
+
+/// `due_by` on the clock's last ticks: a saturated deadline (`SATURATED`
+/// itself, what `Duration::MAX` becomes) is due only past the last tick the
+/// clock reaches, even where that tick's boundary is the horizon itself (a
+/// tick dividing `2^63 - 1`); a deadline a nanosecond earlier is due by the
+/// last tick whose boundary reaches it.
+#[test]
+fn a_saturated_deadline_is_due_by_no_tick_the_clock_reaches() {
+    for tick_ns in [SATURATED, SATURATED / 7, 1_000_000, SATURATED / 2 + 1] {
+        let wheel: Wheel<u32> = Wheel::new(Slab::new(8), 2, tick_ns, 0);
+        let last = SATURATED / tick_ns;
+        assert!(
+            !wheel.due_by(SATURATED, last),
+            "tick {tick_ns}: at the last tick"
+        );
+        assert!(!wheel.due_by(SATURATED, last - 1), "tick {tick_ns}");
+        assert!(
+            wheel.due_by(SATURATED, last + 1),
+            "tick {tick_ns}: past the last"
+        );
+        let at_last = last * tick_ns; // the last boundary the clock reaches
+        assert!(
+            wheel.due_by(at_last.min(SATURATED - 1), last),
+            "tick {tick_ns}"
+        );
+        assert!(
+            !wheel.due_by(at_last + 1, last) || at_last + 1 == SATURATED,
+            "tick {tick_ns}"
+        );
+    }
+}
