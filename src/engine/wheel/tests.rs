@@ -727,3 +727,36 @@ fn a_saturated_deadline_is_due_by_no_tick_the_clock_reaches() {
         );
     }
 }
+
+/// A node moved later in place by more than four times 2^30 laps still
+/// leaves its far lap's list when unlinked: its list is found by the walk
+/// over the overflow, past the guesses from its deadline's lap. (One-slot
+/// wheel of 1 ns ticks: a lap is a tick.)
+#[test]
+fn a_node_moved_later_by_billions_of_laps_still_leaves_its_list() {
+    let mut wheel: Wheel<u32> = Wheel::new(Slab::new(8), 1, 1, 0);
+    let add = |wheel: &mut Wheel<u32>, value, at: u64| {
+        let key = wheel
+            .slab_mut()
+            .insert(value, Deadline::from_ns(at))
+            .expect("room");
+        wheel.link(key.index, false);
+        key.index
+    };
+    let moved = add(&mut wheel, 1, 10); // lap 10: the overflow
+    let other = add(&mut wheel, 2, 20); // another far lap's head
+    assert!(wheel
+        .extend(moved, Deadline::from_ns(10 + 5 * (1 << 30)))
+        .is_some());
+    wheel.unlink(moved);
+    wheel.slab_mut().remove(moved);
+    assert_eq!(wheel.overflow.get(10), None, "lap 10's list is empty");
+    assert_eq!(
+        wheel.overflow.get(20),
+        Some(other),
+        "lap 20's list is intact"
+    );
+    wheel.unlink(other);
+    wheel.slab_mut().remove(other);
+    assert_eq!(wheel.overflow.get(20), None);
+}
