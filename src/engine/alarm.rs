@@ -179,11 +179,7 @@ impl Alarm {
                 self.sleep.insert(Box::pin(tokio::time::sleep_until(at)))
             }
         };
-        // Polled outside any task's budget: tokio's budget must never keep
-        // the driver's own timer from registering.
-        let mut cx = Context::from_waker(hook);
-        let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
-        Pin::new(&mut unbudgeted).poll(&mut cx)
+        poll_unbudgeted(sleep, hook)
     }
 
     /// Whether the sleep is armed to wake the driver by `boundary`.
@@ -203,4 +199,13 @@ impl Alarm {
         self.retired = true;
         self.disarm();
     }
+}
+
+/// Polls one of the driver's tokio sleeps once with `waker`, outside any
+/// task's budget: tokio's budget must never keep the driver's own timers
+/// (the alarm, the backstop) from registering.
+pub(crate) fn poll_unbudgeted(sleep: &mut Pin<Box<tokio::time::Sleep>>, waker: &Waker) -> Poll<()> {
+    let mut cx = Context::from_waker(waker);
+    let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
+    Pin::new(&mut unbudgeted).poll(&mut cx)
 }

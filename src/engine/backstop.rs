@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
+use crate::engine::alarm::poll_unbudgeted;
 use crate::engine::notice::Reasons;
 use crate::engine::state::Inner;
 use crate::engine::sync::{Mutex, MutexGuard};
@@ -111,7 +112,7 @@ impl Backstop {
         if let (Some(sleep), Some(task)) = (sleep, task) {
             // The task's waker stays registered whoever reset the sleep,
             // whether or not tokio keeps it across a reset.
-            let polled = poll_unbudgeted(sleep, task);
+            let polled = poll_contained(sleep, task);
             if polled != Some(Poll::Pending) {
                 task.wake_by_ref(); // ready, or tokio panicked: the task looks
             }
@@ -185,12 +186,8 @@ impl Backstop {
 
 /// Polls `sleep` once with `waker`, outside any task's coop budget; `None`
 /// if tokio panicked (contained).
-fn poll_unbudgeted(sleep: &mut Pin<Box<Sleep>>, waker: &Waker) -> Option<Poll<()>> {
+fn poll_contained(sleep: &mut Pin<Box<Sleep>>, waker: &Waker) -> Option<Poll<()>> {
     let mut polled = None;
-    crate::engine::unwind::run_contained(|| {
-        let mut cx = Context::from_waker(waker);
-        let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
-        polled = Some(Pin::new(&mut unbudgeted).poll(&mut cx));
-    });
+    crate::engine::unwind::run_contained(|| polled = Some(poll_unbudgeted(sleep, waker)));
     polled
 }
