@@ -784,6 +784,34 @@ fn removing_the_earliest_item_moves_the_sleep_past_items_moved_later() {
     });
 }
 
+/// On an 8-slot ring (16 buckets, laps of 8 ticks) a queue whose ring is
+/// empty waits for its first far lap's move-in tick (7 here, for items at
+/// 18 and 20 ms). An item inserted later into the ring's next lap (12 ms)
+/// leaves that wait alone; once the far lap's first item leaves, the sleep
+/// waits for the ring's item, not for a move-in that can wait with it.
+#[test]
+fn removing_a_far_laps_head_moves_the_sleep_to_a_ring_item_inserted_since() {
+    watched(|| async {
+        let timer = Timer::builder().slots(8).build().unwrap();
+        let mut queue = DelayQueue::with_timer(&timer);
+        let far: Vec<Key> = [18, 20].map(|at| queue.insert(at, ms(at))).into();
+        let mut waiting = task::spawn(());
+        assert!(poll_expired(&mut waiting, &mut queue).is_pending());
+        queue.insert(12, ms(12));
+        // The later insert heads the far lap's list: removing it leaves the
+        // lap a node of its own, so the sleep is moved, not dropped.
+        queue.remove(&far[1]);
+        advance(ms(10)).await;
+        assert!(!waiting.is_woken(), "woken with nothing due");
+        advance(ms(2)).await;
+        assert!(waiting.is_woken());
+        let polled = poll_expired(&mut waiting, &mut queue);
+        assert_eq!(assert_ready!(polled).unwrap().into_inner(), 12);
+        queue.remove(&far[0]);
+        assert!(poll_expired(&mut waiting, &mut queue).is_ready(), "empty");
+    });
+}
+
 // ---------------------------------------------------------------------------
 // Storage.
 
