@@ -9,7 +9,8 @@ Builds `compare` at BASE_REV (a detached worktree under target/before-after,
 its own target directory) and at the working tree, then runs every
 workload's children, `tickwheel` (and `ambient` for W2) from both builds and
 `tokio` from the working tree's, taking turns within each repetition so a
-noisy moment of the machine weighs on all of them. Prints, per workload and
+noisy moment of the machine weighs on all of them (the two builds swap who
+goes first every other repetition). Prints, per workload and
 figure, the median of each build, tokio's, and after/before (above 1.05 is
 more than 5% slower). Lower is better for every figure it compares: ns and
 CPU per operation, bytes, lateness. W5 (an idle runtime for 5 s) is left out:
@@ -122,6 +123,11 @@ def main():
         for workload in workloads:
             systems = ["tickwheel", "ambient"] if workload == "w2" else ["tickwheel"]
             builds = (("after", after),) if workload in new else (("before", before), ("after", after))
+            # Which build goes first alternates between repetitions: the
+            # second run of a pair meets what the first left behind (freed
+            # memory, caches, clock), and that must not always be `after`.
+            if rep % 2 == 1:
+                builds = builds[::-1]
             for system in systems:
                 for label, binary in builds:
                     figures = child(binary, workload, system, opts.quick)
