@@ -63,6 +63,14 @@ pub(crate) const PAGE_LEN: usize = 1 << PAGE_SHIFT;
 const PAGE_MASK: u32 = PAGE_LEN as u32 - 1;
 /// The most pages: every index stays below [`NIL`].
 const MAX_PAGES: usize = (NIL as usize) >> PAGE_SHIFT;
+/// The most nodes a slab can hold: every page full (2^30 - 1,024).
+const MAX_NODES: usize = MAX_PAGES * PAGE_LEN;
+
+/// Whether `additional` more nodes beside `len` could ever fit: a reserve
+/// past this is refused before it allocates a page.
+fn fits_the_index_space(len: usize, additional: usize) -> bool {
+    len.saturating_add(additional) <= MAX_NODES
+}
 
 /// A deadline as signed nanoseconds from the timer's origin, stored so that
 /// it is never zero (the slot enum keeps its tag in that niche).
@@ -342,9 +350,7 @@ impl<P> Slab<P> {
     /// Grows until `additional` more nodes fit without allocating. Returns
     /// `false` if the index space ran out first.
     pub(crate) fn reserve(&mut self, additional: usize) -> bool {
-        if self.len.saturating_add(additional) > MAX_PAGES * PAGE_LEN {
-            // More than the index space holds: refuse before allocating
-            // pages that could never be enough.
+        if !fits_the_index_space(self.len, additional) {
             return false;
         }
         // Growth puts its new slots at the front of the free list; growing
@@ -841,6 +847,19 @@ mod tests {
         assert!(slab.reserve(PAGE_LEN * 2));
         assert!(slab.capacity() - slab.len() >= PAGE_LEN * 2);
         assert_eq!(slab.capacity() % PAGE_LEN, 0);
+    }
+
+    /// The index space holds every page full, 2^30 - 1,024 nodes (the
+    /// figure `DelayQueue`'s docs give), and a reserve is refused only past
+    /// it: a boundary no test can reach by allocating (tens of gigabytes).
+    #[test]
+    fn a_reserve_is_refused_only_past_the_index_space() {
+        assert_eq!(MAX_NODES, (1 << 30) - 1_024);
+        assert!(fits_the_index_space(3, 4));
+        assert!(fits_the_index_space(0, MAX_NODES));
+        assert!(fits_the_index_space(MAX_NODES - 5, 5));
+        assert!(!fits_the_index_space(MAX_NODES - 5, 6));
+        assert!(!fits_the_index_space(1, usize::MAX), "saturates");
     }
 
     /// The first page doubles (8, 16, 32, ... 1024 slots), and every page
