@@ -1036,9 +1036,11 @@ mod tests {
             slab.remove(key.index);
         }
         let capacity = slab.capacity();
+        assert_eq!(slab.allocated_pages(), 3);
         slab.release_empty_pages(false);
         assert_eq!(slab.capacity(), PAGE_LEN);
         assert!(capacity > slab.capacity());
+        assert_eq!(slab.allocated_pages(), 1, "the count follows the release");
         assert_eq!(slab.len(), PAGE_LEN);
         for key in &keys[..PAGE_LEN] {
             assert!(slab.get(*key).is_some());
