@@ -564,7 +564,7 @@ fn never_due_items_and_far_items_keep_their_lists_apart() {
     watched(|| async {
         let timer = Timer::new();
         let mut queue = DelayQueue::with_timer(&timer);
-        let far = queue.insert(0, Duration::from_secs(3 * 24 * 3600));
+        queue.insert(0, Duration::from_secs(3 * 24 * 3600)); // far
         let first = queue.insert(1, Duration::MAX);
         let second = queue.insert(2, Duration::MAX); // the never list's head
         queue.remove(&second);
@@ -573,17 +573,15 @@ fn never_due_items_and_far_items_keep_their_lists_apart() {
         assert_eq!(queue.remove(&first).into_inner(), 1);
         assert_eq!(queue.remove(&third).into_inner(), 3);
         assert_eq!(queue.len(), 1);
-        let soon = queue.insert(4, ms(10));
+        queue.insert(4, ms(10));
         let mut waiting = task::spawn(());
         assert!(poll_expired(&mut waiting, &mut queue).is_pending());
-        tokio::time::advance(ms(10)).await;
+        advance(ms(10)).await;
         let polled = poll_expired(&mut waiting, &mut queue);
         assert!(matches!(&polled, Poll::Ready(Some(item)) if *item.get_ref() == 4));
-        let _ = soon;
-        tokio::time::advance(Duration::from_secs(3 * 24 * 3600)).await;
+        advance(Duration::from_secs(3 * 24 * 3600)).await;
         let polled = poll_expired(&mut waiting, &mut queue);
         assert!(matches!(&polled, Poll::Ready(Some(item)) if *item.get_ref() == 0));
-        let _ = far;
         assert!(queue.is_empty());
     });
 }

@@ -129,10 +129,10 @@ const FIRST_PAGE: usize = 8;
 /// rounded up to a multiple of 8 (or of the value's alignment, if larger),
 /// plus 4 bytes of generation (more for values aligned to 16 bytes: 40 with
 /// a `u128`): 28 bytes with a `u64` or a `u32` value, 20 with `()`, against
-/// 56 in tokio-util's with a `u64`, and nothing on the timer. Storage grows by pages of 1024
-/// slots (the first page starts at 8 and doubles), never copying a full
-/// page; a removed item's slot is reused at once. Items never move, so
-/// [`compact`](DelayQueue::compact) and
+/// 56 in tokio-util's with a `u64`, and nothing on the timer. Storage grows
+/// by pages of 1024 slots (the first page starts at 8 and doubles), never
+/// copying a full page; a removed item's slot is reused at once. Items
+/// never move, so [`compact`](DelayQueue::compact) and
 /// [`shrink_to_fit`](DelayQueue::shrink_to_fit) keep every key valid
 /// without a remapping table: they release whole pages that hold no item,
 /// and trim the first page to its last item.
@@ -400,8 +400,8 @@ impl<T> DelayQueue<T> {
     ///
     /// # Panics
     ///
-    /// If the queue already holds about a billion items (2^30 - 1,024), the most it can
-    /// address.
+    /// If the queue already holds about a billion items (2^30 - 1,024), the
+    /// most it can address.
     ///
     /// # Examples
     ///

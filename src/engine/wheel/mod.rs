@@ -54,8 +54,8 @@
 //!
 //! **Ties.** Every list but the queue's `due` list (kept in tick order,
 //! ties first in, first out) takes new nodes at its front, and comes out
-//! from its front: of nodes of one tick in one bucket, the latest linked comes out
-//! first. A far lap's list is reversed as it moves into the ring, so of the
+//! from its front: of nodes of one tick in one bucket, the latest linked
+//! comes out first. A far lap's list is reversed as it moves into the ring, so of the
 //! nodes linked into one far lap, the earliest comes out first. The timer
 //! fires a bucket in that order; a queue's `peek` and `poll_expired` follow
 //! it one node at a time.
