@@ -104,8 +104,9 @@ pub struct Stats {
     pub backstop_passes: u64,
     /// Gauge: the timer looked for tokio's millisecond grid when it was
     /// built (whole-millisecond ticks on a clock that runs) and did not find
-    /// it, as on tokio's alternative timer: its tick boundaries then lie
-    /// off the milliseconds at which tokio fires, and its sleeps may
+    /// it, as on tokio's alternative timer (always on a worker, usually off
+    /// the workers, where the search races them): its tick boundaries then
+    /// lie off the milliseconds at which tokio fires, and its sleeps may
     /// complete up to 1 ms later than `tokio::time`'s (never earlier).
     pub grid_missed: bool,
     /// Gauge: bytes of entry storage the wheels hold. Pages are reused while

@@ -988,9 +988,11 @@ mod alt_timer {
     /// here: the first probe after the thread was woken by the worker
     /// answered "processed" in 190 to 197 of 200 rounds, later ones almost
     /// never (a "processed" is true; the "not processed" answers are not).
-    /// So the grid search, run there, takes a processed deadline that is not
-    /// a millisecond's end for the mark, and gets no grid (or a wrong one).
-    /// Only the eventual registration is asserted there.
+    /// So the grid search, run there, usually gives up (its checks reject a
+    /// mark a race chose) and finds tokio's grid when the workers answered
+    /// every probe: `a_timer_on_the_alt_timer_finds_tokios_grid_or_reports_it_missed`
+    /// (`tests/alt_timer.rs`) checks a grid found there is tokio's. Only the
+    /// eventual registration is asserted here.
     #[test]
     fn alt_timer_reset_queues_and_answers_not_processed() {
         common::watchdog::within_30_s(|| {

@@ -43,7 +43,10 @@
 //! off tokio's grid, and its sleeps may fire up to 1 ms later than tokio's
 //! (never earlier). `Stats::grid_missed` says so, and a `tracing` event
 //! ("tokio's millisecond grid not found") is emitted at build. On tokio's
-//! alternative timer this is what happens today. *Tests:*
+//! alternative timer this is what happens on a worker, and usually off the
+//! workers, where a probe races them: a "processed" answer there is true
+//! and a "not processed" one may be early, so the search finds tokio's
+//! grid only when the workers answered every probe it checks. *Tests:*
 //! `tokio_reset_registers_eagerly_and_answers_processed_at_once` (canary),
 //! `grid_points_found_at_different_moments_are_whole_milliseconds_apart`
 //! (below), `tests/alt_timer.rs`.
@@ -176,7 +179,9 @@ pub(crate) fn early_arm(boundary: Instant) -> Instant {
 /// "processed" or not depending on whether a worker got to the queue first.
 /// So a deadline a second back must answer "processed", and two searches
 /// must find marks a whole number of milliseconds apart (random answers
-/// almost never do), or the grid counts as not found.
+/// almost never do), or the grid counts as not found. Its "processed"
+/// answers are true (a worker filed the probe after processing its
+/// millisecond), so a grid found there is tokio's.
 pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
     // `reset` registers the sleep without polling it (so without a waker,
     // and without the poll's panic on a runtime shutting down, where every
