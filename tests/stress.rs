@@ -101,6 +101,11 @@ impl Rng {
     }
 }
 
+/// How far off a timer's deadline must be for the producer to reset it
+/// (much longer than this task is ever held up between the check and the
+/// reset).
+const RESET_MARGIN: Duration = Duration::from_millis(200);
+
 /// How a producer's timers ended, for the final check.
 #[derive(Default)]
 struct Ended {
@@ -191,6 +196,10 @@ async fn producer(
         // wake from either deadline is never early against it.
         // Each timer is reset at most once (taken out of `recent`), and only
         // while timers are still being made, so every reset timer fires.
+        // Only one whose deadline is still `RESET_MARGIN` away: a recent
+        // timer may have fired already if this task was held up (its wake
+        // not yet collected), and resetting a fired sleep makes it wait
+        // again, as tokio's does, so the collection would find it pending.
         for _ in 0..16 {
             if next >= ids.end || recent.is_empty() {
                 break;
@@ -199,8 +208,14 @@ async fn producer(
             let Some(id) = recent.swap_remove_back(pick) else {
                 break;
             };
+            let now = Instant::now();
+            let deadline = table.base
+                + Duration::from_nanos(table.deadline_ns[id as usize].load(Ordering::SeqCst));
+            if deadline < now + RESET_MARGIN {
+                continue;
+            }
             if let Some(sleep) = slots[(id - base) as usize].as_mut() {
-                let new = Instant::now() + rng.millis(1500, 2000);
+                let new = now + rng.millis(1500, 2000);
                 table.deadline_ns[id as usize].store(
                     new.duration_since(table.base).as_nanos() as u64,
                     Ordering::SeqCst,
