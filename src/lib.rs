@@ -199,9 +199,11 @@
 //!   `Duration::MAX`) saturate: they never fire, never overflow, cost the
 //!   driver no wake-up, and are still woken by shutdown.
 //! - Sleeps that complete without waiting take part in tokio's cooperative
-//!   budget; one that fired after waiting completes whatever the budget, and a
-//!   [`Timeout`] checks its deadline outside the budget when its inner future
-//!   spent it, so a busy future never keeps its timer from firing.
+//!   budget, which refuses one at most once (the poll after the yield
+//!   completes it); one that fired after waiting completes whatever the
+//!   budget, and a [`Timeout`] checks its deadline outside the budget when
+//!   its inner future spent it, so a busy future never keeps its timer from
+//!   firing.
 //!
 //! Because the driver sleeps on tokio's clock, tests with
 //! `#[tokio::test(start_paused = true)]` and `tokio::time::advance` drive the

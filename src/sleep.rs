@@ -30,8 +30,10 @@ use crate::error::{shutdown_panic, Error};
 const UNCHECKED: u32 = u32::MAX;
 const IN_FUTURE: u32 = u32::MAX - 1;
 const DONE: u32 = u32::MAX - 2;
+const REFUSED: u32 = u32::MAX - 3;
 // Checked when compiling: no key the slab hands out can name a state.
-const _: () = assert!(MAX_KEY <= DONE && DONE < IN_FUTURE && IN_FUTURE < UNCHECKED);
+const _: () =
+    assert!(MAX_KEY <= REFUSED && REFUSED < DONE && DONE < IN_FUTURE && IN_FUTURE < UNCHECKED);
 
 /// Where a sleep stands, decoded from its `key` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +51,10 @@ enum State {
     Registered(Key),
     /// Completed; polls return `Ready` until a `reset`.
     Done,
+    /// Completed without waiting, and tokio's budget refused it once (the
+    /// poll returned `Pending` and woke the task): the next poll returns
+    /// `Ready` whatever the budget.
+    Refused,
 }
 
 /// A future that completes once its deadline has passed, created by
@@ -174,6 +180,7 @@ impl Sleep {
             UNCHECKED => State::Unregistered { checked: false },
             IN_FUTURE => State::Unregistered { checked: true },
             DONE => State::Done,
+            REFUSED => State::Refused,
             index => State::Registered(Key {
                 index,
                 generation: self.generation,
@@ -186,6 +193,7 @@ impl Sleep {
             State::Unregistered { checked: false } => UNCHECKED,
             State::Unregistered { checked: true } => IN_FUTURE,
             State::Done => DONE,
+            State::Refused => REFUSED,
             State::Registered(key) => {
                 debug_assert!(key.index < MAX_KEY);
                 self.generation = key.generation;
@@ -248,7 +256,7 @@ impl Sleep {
     /// ```
     pub fn is_elapsed(&self) -> bool {
         match self.state() {
-            State::Done => true,
+            State::Done | State::Refused => true,
             State::Registered(key) => self.has_fired() || !self.shard.is_live(key),
             State::Unregistered { .. } => false,
         }
@@ -419,12 +427,17 @@ impl Sleep {
         self.shard.shared.is_shutdown()
     }
 
-    /// The poll itself: `Ready(true)` if the sleep just fired after
-    /// waiting in the wheel, `Ready(false)` if it completed without waiting
-    /// (a passed deadline, or already complete).
+    /// The poll itself: `Ready(true)` if the sleep completes whatever
+    /// tokio's budget (it just fired after waiting in the wheel, or the
+    /// budget refused it once), `Ready(false)` if it completed without
+    /// waiting (a passed deadline, or already complete).
     fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         match self.state() {
             State::Done => Poll::Ready(false),
+            State::Refused => {
+                self.set_state(State::Done);
+                Poll::Ready(true)
+            }
             State::Unregistered { checked } => self.register(checked, cx.waker()).map(|()| false),
             State::Registered(_) if self.has_fired() => {
                 // The driver fired it (the common wake-up): no lock.
@@ -489,20 +502,30 @@ impl Future for Sleep {
     /// registered timers (some 36 GB of entries).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let waited = std::task::ready!(this.poll_state(cx));
-        if !waited {
+        let free = std::task::ready!(this.poll_state(cx));
+        if !free {
             // Completing without waiting takes a unit of tokio's cooperative
             // budget, as with `tokio::time::Sleep`: a loop of sleeps that
             // complete at once (zero durations, passed deadlines) yields to
-            // the scheduler instead of starving it. The sleep stays complete,
-            // so the poll after the yield returns `Ready`.
+            // the scheduler instead of starving it.
             //
-            // A sleep that fired after waiting completes whatever the budget:
-            // it cannot fire again before time passes, so it can starve
-            // nothing, and a future racing it (a `select!` arm that spends the
-            // budget on every poll, hyper's I/O) must not keep it from ever
-            // completing. Pending polls, the hot path, never touch the budget.
-            std::task::ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
+            // But the budget refuses a sleep once at most: the poll after
+            // the yield returns `Ready` whatever the budget. A future racing
+            // the sleep (a `select!` arm that spends the budget on every
+            // poll, hyper's I/O) spends it again before every poll of the
+            // sleep, and must not keep it from ever completing; a sleep
+            // polled after its deadline (a task late on a busy host, an
+            // interval's missed tick) would otherwise never complete there.
+            // A sleep that fired after waiting completes whatever the budget
+            // too: it cannot fire again before time passes, so it can starve
+            // nothing. Pending polls, the hot path, never touch the budget.
+            match tokio::task::coop::poll_proceed(cx) {
+                Poll::Ready(progress) => progress.made_progress(),
+                Poll::Pending => {
+                    this.set_state(State::Refused);
+                    return Poll::Pending;
+                }
+            }
         }
         Poll::Ready(())
     }
@@ -558,6 +581,7 @@ mod tests {
             State::Unregistered { checked: false },
             State::Unregistered { checked: true },
             State::Done,
+            State::Refused,
             State::Registered(Key {
                 index: 7,
                 generation: 9,

@@ -1,15 +1,22 @@
 //! tokio's cooperative budget never keeps a wheel timer from firing: a
 //! future that spends the task's budget on every poll (a stream over a fast
 //! socket, a loop on a ready channel) still loses the race to its deadline,
-//! as with `tokio::time::timeout` (tokio-rs/tokio#4291). These run on the real
+//! as with `tokio::time::timeout` (tokio-rs/tokio#4291). Most run on the real
 //! clock (a busy task never lets a paused clock auto-advance), each under a
-//! watchdog so that a livelock fails the test instead of hanging it.
+//! watchdog so that a livelock fails the test instead of hanging it; those
+//! whose timers are due before the race starts run on a paused clock moved
+//! by `advance`.
+
+mod common;
 
 use std::future::Future;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::block_on_paused;
 use tickwheel::Timer;
+use tokio::time::{advance, Instant};
+use tokio_test::{assert_pending, assert_ready, task};
 
 /// Runs `body` on a fresh current-thread runtime in another thread; fails if
 /// it has not finished within 30 s (the timers involved are milliseconds).
@@ -154,5 +161,79 @@ fn a_zero_stream_timeout_around_a_busy_stream_fires_at_once() {
         let limited = busy_stream().timeout_on(&timer, Duration::ZERO);
         tokio::pin!(limited);
         assert!(limited.next().await.unwrap().is_err());
+    });
+}
+
+/// Spends what is left of the task's budget without yielding.
+async fn spend_the_budget() {
+    while tokio::task::coop::has_budget_remaining() {
+        tokio::task::coop::consume_budget().await;
+    }
+}
+
+/// A sleep that completes without waiting takes a unit of the budget, as
+/// tokio's does, but the budget refuses it once at most: the refused poll
+/// wakes the task once it yields (tokio defers that wake-up to the
+/// scheduler), and the next poll completes whatever the budget, where
+/// tokio's sleep would stay pending until the task had budget again.
+#[test]
+fn a_sleep_the_budget_refused_completes_on_the_next_poll() {
+    block_on_paused(async {
+        let timer = Timer::new();
+        let mut sleep = task::spawn(timer.sleep(Duration::ZERO));
+        spend_the_budget().await;
+        assert_pending!(sleep.poll());
+        tokio::task::yield_now().await;
+        assert!(sleep.is_woken(), "a refused sleep wakes its task to yield");
+        // The other arm of a race spends the budget again before the sleep
+        // is polled.
+        spend_the_budget().await;
+        assert_ready!(sleep.poll());
+    });
+}
+
+/// A sleep whose deadline passed before its first poll (its task was late)
+/// completes without waiting; raced by an arm that spends the budget on
+/// every poll it still completes, on the poll after the one the budget
+/// refused.
+#[test]
+fn a_sleep_passed_before_its_first_poll_racing_a_busy_arm_completes() {
+    block_on_paused(async {
+        let timer = Timer::new();
+        let sleep = timer.sleep(Duration::from_millis(5));
+        tokio::pin!(sleep);
+        advance(Duration::from_millis(10)).await;
+        let busy = busy();
+        tokio::pin!(busy);
+        tokio::select! {
+            biased;
+            () = &mut busy => unreachable!("busy never completes"),
+            () = &mut sleep => {}
+        }
+    });
+}
+
+/// An interval that missed ticks (its task was late: on a busy host, one
+/// held up for longer than a period) catches up in a `select!` whose other
+/// arm spends the budget on every poll: each tick due is refused once, then
+/// completes. Before, the first tick due without waiting was refused on
+/// every poll, and the interval never ticked again.
+#[test]
+fn an_interval_that_missed_ticks_racing_a_busy_arm_catches_up() {
+    block_on_paused(async {
+        let timer = Timer::new();
+        let start = Instant::now();
+        let mut interval = timer.interval(Duration::from_millis(10));
+        assert_eq!(interval.tick().await, start);
+        advance(Duration::from_millis(25)).await;
+        let busy = busy();
+        tokio::pin!(busy);
+        for due in [10, 20] {
+            tokio::select! {
+                biased;
+                () = &mut busy => unreachable!("busy never completes"),
+                at = interval.tick() => assert_eq!(at, start + Duration::from_millis(due)),
+            }
+        }
     });
 }
