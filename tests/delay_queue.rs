@@ -529,6 +529,70 @@ fn coop_budget_makes_a_long_drain_yield() {
     });
 }
 
+/// Spends what is left of the task's budget without yielding.
+async fn spend_the_budget() {
+    while tokio::task::coop::has_budget_remaining() {
+        tokio::task::coop::consume_budget().await;
+    }
+}
+
+/// The budget refuses the queue once at most: the poll it refused wakes the
+/// task once it yields, and the next poll yields a due item whatever the
+/// budget, so a `select!` arm that spends the budget before every poll of
+/// the queue (tokio-util's queue would stay pending there) never keeps due
+/// items in.
+#[test]
+fn a_poll_the_budget_refused_lets_the_next_one_go_ahead() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        queue.insert("a", Duration::ZERO);
+        queue.insert("b", Duration::ZERO);
+        let mut next = task::spawn(());
+        spend_the_budget().await;
+        assert_pending!(poll_expired(&mut next, &mut queue));
+        tokio::task::yield_now().await;
+        assert!(next.is_woken(), "a refused poll wakes its task to yield");
+        spend_the_budget().await;
+        assert!(matches!(
+            poll_expired(&mut next, &mut queue),
+            Poll::Ready(Some(_))
+        ));
+        // One poll goes ahead; the budget takes part again after it.
+        assert_pending!(poll_expired(&mut next, &mut queue));
+    });
+}
+
+/// Due items come out of a queue raced in a biased `select!` by an arm that
+/// spends the budget on every poll.
+#[test]
+fn a_queue_racing_a_busy_arm_yields_its_due_items() {
+    watched(|| async {
+        let timer = Timer::new();
+        let mut queue = DelayQueue::with_timer(&timer);
+        for i in 0..3 {
+            queue.insert(i, Duration::from_millis(5));
+        }
+        advance(Duration::from_millis(10)).await;
+        let busy = async {
+            loop {
+                tokio::task::coop::consume_budget().await;
+            }
+        };
+        tokio::pin!(busy);
+        let mut out = Vec::new();
+        while out.len() < 3 {
+            tokio::select! {
+                biased;
+                () = &mut busy => unreachable!("busy never completes"),
+                Some(expired) = queue.next() => out.push(expired.into_inner()),
+            }
+        }
+        out.sort_unstable();
+        assert_eq!(out, [0, 1, 2]);
+    });
+}
+
 // ---------------------------------------------------------------------------
 // Waking a task that waits on items that never come due (`Duration::MAX`):
 // removing the last one, clearing the queue or shutting the timer down wakes

@@ -43,7 +43,7 @@ mod key;
 
 use std::fmt;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -111,6 +111,10 @@ const FIRST_PAGE: usize = 8;
 /// waiting on the queue never hangs. Each
 /// item it yields takes a unit of tokio's cooperative budget, so draining a
 /// long run of due items yields to the scheduler, as tokio's channels do.
+/// Unlike tokio-util's, the budget refuses the queue once at most (the poll
+/// after the yield goes ahead whatever the budget), so a future racing the
+/// queue in a `select!` that spends the budget on every poll never keeps
+/// due items in.
 ///
 /// # Shutdown
 ///
@@ -173,6 +177,9 @@ pub struct DelayQueue<T> {
     /// The last poll returned `Pending` with the sleep registered: the task
     /// waits on the sleep's entry in the timer.
     parked: bool,
+    /// The last poll returned `Pending` because tokio's budget was spent:
+    /// the next poll goes ahead without taking a unit of it.
+    refused: bool,
     /// The queue's timer: `None` until the first insert for a queue made
     /// by [`DelayQueue::new`] or [`DelayQueue::with_capacity`], which bind
     /// to the current runtime's default timer then, as tokio-util's binds to
@@ -268,6 +275,7 @@ impl<T> DelayQueue<T> {
             seen: 0,
             armed: ARMED_NEVER,
             parked: false,
+            refused: false,
             bound: None,
             waker: None,
         };
@@ -721,7 +729,9 @@ impl<T> DelayQueue<T> {
     /// - `Pending`: items are waiting; the task is woken when the earliest
     ///   comes due, or when an insert, reset or remove changes that.
     ///
-    /// Each `Ready` takes a unit of tokio's cooperative budget.
+    /// Each `Ready` takes a unit of tokio's cooperative budget; a poll the
+    /// budget refused (it returned `Pending` and woke the task to yield)
+    /// makes the next one go ahead whatever the budget.
     ///
     /// # Cancel safety
     ///
@@ -750,20 +760,38 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
-        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        // The budget refuses the queue once at most, as it does a sleep: a
+        // future racing the queue that spends the budget on every poll must
+        // not keep due items from ever coming out.
+        let coop = if std::mem::take(&mut self.refused) {
+            None
+        } else {
+            match tokio::task::coop::poll_proceed(cx) {
+                Poll::Ready(coop) => Some(coop),
+                Poll::Pending => {
+                    self.refused = true;
+                    return Poll::Pending;
+                }
+            }
+        };
+        let made_progress = || {
+            if let Some(coop) = &coop {
+                coop.made_progress();
+            }
+        };
         self.parked = false;
         // The clock is read at most once per sleep that completes: due
         // items found by an earlier reading come out without one.
         let mut read = false;
         loop {
             if let Some(index) = self.wheel.pop_due(self.seen) {
-                coop.made_progress();
+                made_progress();
                 let (item, key) = self.wheel.slab_mut().remove(index);
                 return Poll::Ready(Some(self.expired(item.payload, item.deadline, key.into())));
             }
             if self.wheel.slab().len() == 0 {
                 self.keep_waker(cx);
-                coop.made_progress();
+                made_progress();
                 return Poll::Ready(None);
             }
             if !read {
@@ -777,7 +805,7 @@ impl<T> DelayQueue<T> {
             self.wheel.settle(self.seen);
             if self.shared().is_shutdown() {
                 // Nothing can wait any more; what is due has come out.
-                coop.made_progress();
+                made_progress();
                 return Poll::Ready(None);
             }
             let (tick, deadline) = self.next_wake();
