@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::block_on_paused;
+use common::coop::{busy, spend_the_budget};
 use tickwheel::Timer;
 use tokio::time::{advance, Instant};
 use tokio_test::{assert_pending, assert_ready, task};
@@ -43,13 +44,6 @@ where
     finished
         .recv_timeout(Duration::from_secs(30))
         .expect("a timer racing a budget-spending future never fired");
-}
-
-/// Spends the task's budget on every poll and never completes.
-async fn busy() {
-    loop {
-        tokio::task::coop::consume_budget().await;
-    }
 }
 
 #[test]
@@ -162,13 +156,6 @@ fn a_zero_stream_timeout_around_a_busy_stream_fires_at_once() {
         tokio::pin!(limited);
         assert!(limited.next().await.unwrap().is_err());
     });
-}
-
-/// Spends what is left of the task's budget without yielding.
-async fn spend_the_budget() {
-    while tokio::task::coop::has_budget_remaining() {
-        tokio::task::coop::consume_budget().await;
-    }
 }
 
 /// A sleep that completes without waiting takes a unit of the budget, as

@@ -16,6 +16,7 @@ use tokio::time::{advance, Instant};
 use tokio_test::{assert_pending, assert_ready, task};
 
 mod common;
+use common::coop::{busy, spend_the_budget};
 use common::watchdog::watched;
 
 fn ms(n: u64) -> Duration {
@@ -529,13 +530,6 @@ fn coop_budget_makes_a_long_drain_yield() {
     });
 }
 
-/// Spends what is left of the task's budget without yielding.
-async fn spend_the_budget() {
-    while tokio::task::coop::has_budget_remaining() {
-        tokio::task::coop::consume_budget().await;
-    }
-}
-
 /// The budget refuses the queue once at most: the poll it refused wakes the
 /// task once it yields, and the next poll yields a due item whatever the
 /// budget, so a `select!` arm that spends the budget before every poll of
@@ -574,11 +568,7 @@ fn a_queue_racing_a_busy_arm_yields_its_due_items() {
             queue.insert(i, Duration::from_millis(5));
         }
         advance(Duration::from_millis(10)).await;
-        let busy = async {
-            loop {
-                tokio::task::coop::consume_budget().await;
-            }
-        };
+        let busy = busy();
         tokio::pin!(busy);
         let mut out = Vec::new();
         while out.len() < 3 {
