@@ -199,8 +199,8 @@
 //!   `Duration::MAX`) saturate: they never fire, never overflow, cost the
 //!   driver no wake-up, and are still woken by shutdown.
 //! - Sleeps that complete without waiting take part in tokio's cooperative
-//!   budget, which refuses one at most once (the poll after the yield
-//!   completes it); one that fired after waiting completes whatever the
+//!   budget, which refuses each of them once at most (the poll after the
+//!   yield completes it); one that fired after waiting completes whatever the
 //!   budget, and a [`Timeout`] checks its deadline outside the budget when
 //!   its inner future spent it, so a busy future never keeps its timer from
 //!   firing.
