@@ -200,7 +200,11 @@ pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
         if long_ago.is_some_and(|long_ago| !processed(long_ago)) {
             return None;
         }
-        let mark = processed_mark(origin, &processed)?;
+        // Searched from the clock's reading now, not `origin`: a thread
+        // held up since `origin` was read (a loaded host) finds tokio past
+        // it, and a search that took `origin + 2 ms` for not processed would
+        // end on that bound, and fail its check, on every attempt.
+        let mark = processed_mark(Instant::now().max(origin), &processed)?;
         // Still not processed after the search: `mark` is the mark itself.
         (!processed(mark + Duration::from_nanos(1))).then_some(mark)
     };
@@ -242,16 +246,17 @@ fn last_grid_point(mark: Instant, origin: Instant) -> Instant {
 const GRID_ATTEMPTS: usize = 4;
 
 /// Binary search for the last deadline `processed` answers `true` for,
-/// starting near `origin`: tokio's processed mark, if it did not move
-/// meanwhile. `None` if no processed deadline is found within an hour back.
-fn processed_mark(origin: Instant, processed: &impl Fn(Instant) -> bool) -> Option<Instant> {
+/// starting at `now` (the clock's reading, which tokio cannot have
+/// processed past): tokio's processed mark, if it did not move meanwhile.
+/// `None` if no processed deadline is found within an hour back.
+fn processed_mark(now: Instant, processed: &impl Fn(Instant) -> bool) -> Option<Instant> {
     const MS: Duration = Duration::from_millis(1);
-    // Not processed: tokio has not reached the millisecond after `origin`'s.
-    let mut after = origin + 2 * MS;
+    // Not processed: tokio has not reached the millisecond after `now`'s.
+    let mut after = now + 2 * MS;
     // Processed: some deadline far enough back.
     let mut back = MS;
     let mut before = loop {
-        let at = origin.checked_sub(back)?;
+        let at = now.checked_sub(back)?;
         if processed(at) {
             break at;
         }
@@ -296,6 +301,31 @@ mod tests {
             last_grid_point(origin + ns(1), origin),
             origin - ns(999_999)
         );
+    }
+
+    /// A search asked about an instant tokio has since processed well past
+    /// (the thread was held up after reading it, as on a loaded host) still
+    /// finds the grid point before that instant. Searching from the stale
+    /// instant took a deadline tokio had processed for one it had not, and
+    /// failed every attempt: about one timer in 300 built under load
+    /// reported `grid_missed`.
+    #[test]
+    fn a_search_asked_about_an_instant_tokio_processed_past_finds_the_grid() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let asked = Instant::now();
+            // tokio fires this once it has processed the millisecond 5 ms on.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let point = on_tokio_grid(asked).expect("tokio's grid is found");
+            assert!(point <= asked && asked - point < Duration::from_millis(1));
+            let fresh = on_tokio_grid(Instant::now()).expect("tokio's grid is found");
+            let apart = fresh.duration_since(point).as_nanos();
+            assert_eq!(apart % 1_000_000, 0, "{apart} ns apart");
+        });
     }
 
     /// Grid points found at different moments of a real-time runtime lie
