@@ -628,7 +628,7 @@ fn a_multi_thread_runtime_on_the_alt_timer_cannot_start_paused() {
 /// this suite beside the others). Either outcome is correct: a found grid
 /// must be tokio's, which counts whole milliseconds from the instant its
 /// time driver started, inside `build()`; so the first tick boundary at or
-/// after the instant read before `build()` comes no later than the one
+/// after the instant read before `build()` comes no later than the instant
 /// read after it. Ticks that are not whole milliseconds never look for the
 /// grid.
 #[test]
