@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::block_on_paused;
-use common::coop::{busy, spend_the_budget};
+use common::coop::{beside_a_busy_arm, busy, spend_the_budget};
 use tickwheel::Timer;
 use tokio::time::{advance, Instant};
 use tokio_test::{assert_pending, assert_ready, task};
@@ -74,15 +74,8 @@ fn an_interval_racing_a_busy_arm_ticks() {
     within_watchdog(|timer| async move {
         let mut interval = timer.interval(Duration::from_millis(10));
         interval.tick().await;
-        let busy = busy();
-        tokio::pin!(busy);
-        let mut ticks = 0;
-        while ticks < 3 {
-            tokio::select! {
-                biased;
-                () = &mut busy => unreachable!("busy never completes"),
-                _ = interval.tick() => ticks += 1,
-            }
+        for _ in 0..3 {
+            beside_a_busy_arm(interval.tick()).await;
         }
     });
 }
@@ -92,15 +85,7 @@ fn an_interval_racing_a_busy_arm_ticks() {
 #[test]
 fn a_sleep_racing_a_busy_arm_completes() {
     within_watchdog(|timer| async move {
-        let sleep = timer.sleep(Duration::from_millis(20));
-        tokio::pin!(sleep);
-        let busy = busy();
-        tokio::pin!(busy);
-        tokio::select! {
-            biased;
-            () = &mut busy => unreachable!("busy never completes"),
-            () = &mut sleep => {}
-        }
+        beside_a_busy_arm(timer.sleep(Duration::from_millis(20))).await;
     });
 }
 
@@ -188,15 +173,8 @@ fn a_sleep_passed_before_its_first_poll_racing_a_busy_arm_completes() {
     block_on_paused(async {
         let timer = Timer::new();
         let sleep = timer.sleep(Duration::from_millis(5));
-        tokio::pin!(sleep);
         advance(Duration::from_millis(10)).await;
-        let busy = busy();
-        tokio::pin!(busy);
-        tokio::select! {
-            biased;
-            () = &mut busy => unreachable!("busy never completes"),
-            () = &mut sleep => {}
-        }
+        beside_a_busy_arm(sleep).await;
     });
 }
 
@@ -213,14 +191,9 @@ fn an_interval_that_missed_ticks_racing_a_busy_arm_catches_up() {
         let mut interval = timer.interval(Duration::from_millis(10));
         assert_eq!(interval.tick().await, start);
         advance(Duration::from_millis(25)).await;
-        let busy = busy();
-        tokio::pin!(busy);
         for due in [10, 20] {
-            tokio::select! {
-                biased;
-                () = &mut busy => unreachable!("busy never completes"),
-                at = interval.tick() => assert_eq!(at, start + Duration::from_millis(due)),
-            }
+            let at = beside_a_busy_arm(interval.tick()).await;
+            assert_eq!(at, start + Duration::from_millis(due));
         }
     });
 }

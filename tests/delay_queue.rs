@@ -16,7 +16,7 @@ use tokio::time::{advance, Instant};
 use tokio_test::{assert_pending, assert_ready, task};
 
 mod common;
-use common::coop::{busy, spend_the_budget};
+use common::coop::{beside_a_busy_arm, spend_the_budget};
 use common::watchdog::watched;
 
 fn ms(n: u64) -> Duration {
@@ -568,15 +568,10 @@ fn a_queue_racing_a_busy_arm_yields_its_due_items() {
             queue.insert(i, Duration::from_millis(5));
         }
         advance(Duration::from_millis(10)).await;
-        let busy = busy();
-        tokio::pin!(busy);
         let mut out = Vec::new();
-        while out.len() < 3 {
-            tokio::select! {
-                biased;
-                () = &mut busy => unreachable!("busy never completes"),
-                Some(expired) = queue.next() => out.push(expired.into_inner()),
-            }
+        for _ in 0..3 {
+            let expired = beside_a_busy_arm(queue.next()).await;
+            out.push(expired.expect("a due item").into_inner());
         }
         out.sort_unstable();
         assert_eq!(out, [0, 1, 2]);
