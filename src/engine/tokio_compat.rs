@@ -303,6 +303,16 @@ mod tests {
         );
     }
 
+    /// A real-time runtime with one worker, which parks on tokio's time
+    /// driver while the test's thread searches.
+    fn one_worker_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
     /// A search asked about an instant tokio has since processed well past
     /// (the thread was held up after reading it, as on a loaded host) still
     /// finds the grid point before that instant. Searching from the stale
@@ -311,11 +321,7 @@ mod tests {
     /// reported `grid_missed`.
     #[test]
     fn a_search_asked_about_an_instant_tokio_processed_past_finds_the_grid() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = one_worker_runtime();
         rt.block_on(async {
             let asked = Instant::now();
             // tokio fires this once it has processed the millisecond 5 ms on.
@@ -335,11 +341,7 @@ mod tests {
     /// put them a fraction of a millisecond apart.)
     #[test]
     fn grid_points_found_at_different_moments_are_whole_milliseconds_apart() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = one_worker_runtime();
         rt.block_on(async {
             let mut points = Vec::new();
             for pause_us in [0, 1_300, 2_700, 450] {
