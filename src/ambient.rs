@@ -262,11 +262,8 @@ fn lookup_or_start(probe: Probe) -> Result<Timer, TryCurrentError> {
             if !time_enabled(&handle, probe) {
                 return Err(TryCurrentError::time_disabled());
             }
-            let config = Builder::new()
-                .validate()
-                .expect("the default settings are valid");
             // Another thread may have started one meanwhile: use it.
-            install(config, &handle).unwrap_or_else(|existing| existing)
+            install(Builder::default_config(), &handle).unwrap_or_else(|existing| existing)
         }
     };
     remember(runtime, &timer);

@@ -280,6 +280,15 @@ impl Builder {
         Ok((config, handle))
     }
 
+    /// The default settings, validated (they always are: a unit test
+    /// checks it).
+    pub(crate) fn default_config() -> Config {
+        match Builder::new().validate() {
+            Ok(config) => config,
+            Err(err) => unreachable!("the default settings are invalid: {err}"),
+        }
+    }
+
     /// The validated settings.
     pub(crate) fn validate(&self) -> Result<Config, BuildError> {
         if self.tick < Self::MIN_TICK {
@@ -378,6 +387,14 @@ mod tests {
         assert_eq!(b().shards(5).validate().unwrap().shards, Some(8));
         assert_eq!(b().shards(1).validate().unwrap().shards, Some(1));
         assert_eq!(b().validate().unwrap().shards, None);
+    }
+
+    /// `default_config` cannot fail: the defaults pass validation.
+    #[test]
+    fn the_default_settings_are_valid() {
+        let c = Builder::default_config();
+        assert_eq!((c.tick_ns, c.slots), (1_000_000, 8192));
+        assert_eq!((c.max_pending, c.shards), (None, None));
     }
 
     #[test]

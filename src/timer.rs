@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use crate::builder::Builder;
 use crate::engine::driver;
 use crate::engine::state::{Config, Inner};
+use crate::engine::tokio_compat;
 use crate::error::{capacity_panic, Error};
 use crate::sleep::{sleep_on, Refuse, Sleep, Until};
 use crate::stats::Stats;
@@ -56,9 +57,15 @@ impl Timer {
     ///
     /// # Panics
     ///
-    /// Outside a tokio runtime, like `tokio::spawn`. Use
-    /// [`Timer::builder`]`().runtime(handle).build()` to pick a runtime
-    /// explicitly.
+    /// - Outside a tokio runtime, like `tokio::spawn`. Use
+    ///   [`Timer::builder`]`().runtime(handle).build()` to pick a runtime
+    ///   explicitly.
+    /// - In a runtime built without its time driver, with tokio's own
+    ///   message ("timers are disabled. Call `enable_time` on the runtime
+    ///   builder"), as `tokio::time::sleep` panics there. Both panics are
+    ///   reported at the caller's line. [`Builder::build`] returns
+    ///   [`BuildError::NoTimeDriver`](crate::BuildError::NoTimeDriver)
+    ///   instead.
     ///
     /// # Examples
     ///
@@ -78,16 +85,15 @@ impl Timer {
     #[allow(clippy::new_without_default)]
     #[track_caller]
     pub fn new() -> Timer {
-        match Handle::try_current() {
-            Ok(handle) => Builder::new()
-                .runtime(handle)
-                .build()
-                .expect("the default settings are valid"),
-            Err(_) => panic!(
+        let Ok(handle) = Handle::try_current() else {
+            panic!(
                 "tickwheel::Timer::new() must be called from within a Tokio runtime; \
                  use Timer::builder().runtime(handle).build() to pass one explicitly"
-            ),
-        }
+            )
+        };
+        // tokio's own panic, at the caller's line, where timers are disabled.
+        tokio_compat::assert_time_driver();
+        Timer::start(Builder::default_config(), &handle)
     }
 
     /// A [`Builder`] to configure the tick, slots, capacity and runtime.

@@ -86,6 +86,7 @@ fn the_default_timer_panics_or_errs_as_tokio_does() {
                         "Timer::current",
                         Box::new(|| drop(Timer::current())) as Box<dyn Fn()>,
                     ),
+                    ("Timer::new", Box::new(|| drop(Timer::new()))),
                     (
                         "time::sleep",
                         Box::new(|| drop(time::sleep(Duration::from_millis(200)))),
@@ -109,5 +110,51 @@ fn the_default_timer_panics_or_errs_as_tokio_does() {
                 }
             });
         }
+    });
+}
+
+/// `Timer::new()` in a runtime without its time driver panics with tokio's
+/// message, reported at the caller's line (not inside tickwheel), as
+/// `tokio::time::sleep` does there. It used to panic inside the crate with
+/// "the default settings are valid: NoTimeDriver".
+#[test]
+fn timer_new_panics_with_tokios_message_at_the_callers_line() {
+    use std::sync::{Arc, Mutex};
+    common::watchdog::within_30_s(|| {
+        let rt = Builder::new_current_thread().enable_io().build().unwrap();
+        let seen: Arc<Mutex<Option<(String, u32)>>> = Arc::default();
+        let me = std::thread::current().id();
+        let previous = Arc::new(std::panic::take_hook());
+        {
+            let (seen, previous) = (seen.clone(), previous.clone());
+            std::panic::set_hook(Box::new(move |info| {
+                if std::thread::current().id() == me {
+                    if let Some(at) = info.location() {
+                        *seen.lock().unwrap() = Some((at.file().to_string(), at.line()));
+                    }
+                } else {
+                    previous(info);
+                }
+            }));
+        }
+        // A closure, so that the call (not `FnOnce::call_once`) is the caller.
+        #[allow(clippy::redundant_closure)]
+        let new_timer = || Timer::new();
+        let line = line!() - 1;
+        let payload = rt.block_on(async { catch_unwind(new_timer).map(drop) });
+        let _ = std::panic::take_hook();
+        let message = panic_message(payload.expect_err("Timer::new must panic"));
+        assert!(message.contains("enable_time"), "{message}");
+        assert!(!message.contains("default settings"), "{message}");
+        let (file, at) = seen
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the hook saw the panic");
+        assert!(
+            file.ends_with("no_time_driver.rs"),
+            "reported in {file}:{at}"
+        );
+        assert_eq!(at, line, "reported in {file}:{at}");
     });
 }
