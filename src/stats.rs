@@ -102,6 +102,20 @@ pub struct Stats {
     /// crate docs' "Precision"). Zero while tokio behaves as the driver
     /// expects; anything else is worth a report.
     pub backstop_passes: u64,
+    /// Counter: times the backstop found a due tick that far behind while
+    /// another party (the hook, inside tokio's timer processing) was
+    /// running a pass: its pass was left to that party, which runs it
+    /// before it lets go. Counted apart from
+    /// [`backstop_passes`](Stats::backstop_passes); both are zero while
+    /// tokio calls the driver back in time.
+    pub backstop_lock_held: u64,
+    /// Counter: driver passes that panicked: a bug in the driver. (A waker
+    /// or a `tracing` subscriber that panics is contained where the driver
+    /// calls it, and is not counted here.) The panic is contained too: the
+    /// pass runs again at once, or, if that panics as well, the driver
+    /// task's backstop runs it two ticks (at least 2 ms) after the tick
+    /// came due. Expected to stay zero.
+    pub pass_panics: u64,
     /// Gauge: the timer looked for tokio's millisecond grid when it was
     /// built (whole-millisecond ticks on a clock that runs) and did not find
     /// it, as on tokio's alternative timer (always on a worker, usually off
@@ -144,6 +158,8 @@ impl Stats {
             wakeups: inner.wakeups.load(Ordering::Relaxed),
             wake_panics: inner.wake_panics.load(Ordering::Relaxed),
             backstop_passes: inner.backstop_passes.load(Ordering::Relaxed),
+            backstop_lock_held: inner.backstop_lock_held.load(Ordering::Relaxed),
+            pass_panics: inner.pass_panics.load(Ordering::Relaxed),
             grid_missed: inner.grid_missed,
             entry_bytes: tally.entry_bytes,
             lateness: Lateness::of(&tally.lateness),
@@ -179,7 +195,8 @@ impl Stats {
     /// - **Counters** are subtracted, saturating at zero (two snapshots
     ///   taken in the wrong order, or of different timers, give zeros, not
     ///   a panic or a wrap): `registered`, `fired`, `cancelled`, `migrated`,
-    ///   `ticks`, `wakeups`, `wake_panics`, `backstop_passes`, and the
+    ///   `ticks`, `wakeups`, `wake_panics`, `backstop_passes`,
+    ///   `backstop_lock_held`, `pass_panics`, and the
     ///   lateness histogram, bucket by bucket.
     /// - **Gauges** are this (the later) snapshot's: `live`, `pending`,
     ///   `entry_bytes`, `max_pending`, `grid_missed`.
@@ -223,6 +240,10 @@ impl Stats {
             wakeups: self.wakeups.saturating_sub(earlier.wakeups),
             wake_panics: self.wake_panics.saturating_sub(earlier.wake_panics),
             backstop_passes: self.backstop_passes.saturating_sub(earlier.backstop_passes),
+            backstop_lock_held: self
+                .backstop_lock_held
+                .saturating_sub(earlier.backstop_lock_held),
+            pass_panics: self.pass_panics.saturating_sub(earlier.pass_panics),
             grid_missed: self.grid_missed,
             entry_bytes: self.entry_bytes,
             lateness: Lateness::of(&lateness_histogram),

@@ -411,7 +411,7 @@ impl Timer {
     /// # }
     /// ```
     pub fn pending(&self) -> usize {
-        self.inner.shards.iter().map(|s| s.pending()).sum()
+        self.inner.pending()
     }
 
     /// A snapshot of the timer's counters and lateness; see [`Stats`].

@@ -240,3 +240,146 @@ async fn an_unused_driver_retires_with_a_debug_event() {
     assert_eq!(retired[0].level, Level::DEBUG);
     assert_eq!(recorder.with_message("driver stopped").len(), 1);
 }
+
+/// A subscriber that panics on the first event with `message` it is given,
+/// and ignores every other event.
+#[derive(Clone)]
+struct PanicsOnce {
+    message: &'static str,
+    panicked: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl PanicsOnce {
+    fn new(message: &'static str) -> Self {
+        PanicsOnce {
+            message,
+            panicked: Arc::default(),
+        }
+    }
+
+    fn panicked(&self) -> bool {
+        self.panicked.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Subscriber for PanicsOnce {
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+        Interest::sometimes()
+    }
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut seen = Seen {
+            level: *event.metadata().level(),
+            target: String::new(),
+            message: String::new(),
+            fields: Vec::new(),
+        };
+        event.record(&mut seen);
+        if seen.message == self.message
+            && !self
+                .panicked
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            panic!("a subscriber panics on {:?}", self.message);
+        }
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// Sleeps of `ms` milliseconds on `timer`, each awaited in a task of its
+/// own that returns its duration and how long it took.
+fn spawn_sleeps(
+    timer: &tickwheel::Timer,
+    ms: impl IntoIterator<Item = u64>,
+) -> tokio::task::JoinSet<(Duration, Duration)> {
+    let mut sleepers = tokio::task::JoinSet::new();
+    for ms in ms {
+        let d = Duration::from_millis(ms);
+        let start = tokio::time::Instant::now();
+        let sleep = timer.sleep(d);
+        sleepers.spawn(async move {
+            sleep.await;
+            (d, start.elapsed())
+        });
+    }
+    sleepers
+}
+
+/// A subscriber is user code the driver calls from inside its passes (in
+/// tokio's timer processing): one that panics on a driver wake-up loses
+/// that event and nothing else. With 50 sleeps in flight when it panics,
+/// those and 200 sleeps made afterwards each complete exactly at their
+/// deadline (paused clock). Before, the panic left the driver's pass lock
+/// held for good and no sleep completed again.
+#[tokio::test(start_paused = true)]
+async fn a_subscriber_that_panics_leaves_every_timer_firing_on_time() {
+    let _watchdog = common::Watchdog::start();
+    let subscriber = PanicsOnce::new("driver wake-up");
+    let _guard = tracing::subscriber::set_default(subscriber.clone());
+    let timer = tickwheel::Timer::new();
+    let mut in_flight = spawn_sleeps(&timer, 1..=50);
+    while let Some(done) = in_flight.join_next().await {
+        let (d, took) = done.unwrap();
+        assert_eq!(took, d);
+    }
+    assert!(subscriber.panicked(), "the subscriber was never called");
+    let mut after = spawn_sleeps(&timer, (1..=200).map(|i| i % 37 + 1));
+    while let Some(done) = after.join_next().await {
+        let (d, took) = done.unwrap();
+        assert_eq!(took, d);
+    }
+    assert_eq!(timer.stats().fired, 250);
+}
+
+/// The same on a real clock and two workers, the subscriber on the
+/// workers (where the driver's hook runs): every sleep made after the panic
+/// completes, none early, each within 250 ms of scheduling noise.
+#[test]
+fn on_two_workers_a_subscriber_that_panics_leaves_every_timer_firing() {
+    common::watchdog::within_30_s(|| {
+        let subscriber = PanicsOnce::new("driver wake-up");
+        let rt = {
+            let subscriber = subscriber.clone();
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .on_thread_start(move || {
+                    // For the worker's whole life.
+                    std::mem::forget(tracing::subscriber::set_default(subscriber.clone()));
+                })
+                .build()
+                .unwrap()
+        };
+        rt.block_on(async {
+            let timer = tickwheel::Timer::new();
+            let mut in_flight = spawn_sleeps(&timer, 1..=50);
+            while !subscriber.panicked() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            let mut after = spawn_sleeps(&timer, (1..=200).map(|i| i % 20 + 1));
+            let all = async {
+                for set in [&mut in_flight, &mut after] {
+                    while let Some(done) = set.join_next().await {
+                        let (d, took) = done.unwrap();
+                        assert!(took >= d, "a {d:?} sleep completed after {took:?}");
+                        assert!(
+                            took <= d + Duration::from_millis(250),
+                            "a {d:?} sleep completed after {took:?}"
+                        );
+                    }
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(10), all)
+                .await
+                .expect("every sleep completes");
+        });
+    });
+}

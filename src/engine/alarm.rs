@@ -64,7 +64,9 @@ pub(crate) enum Arming {
 #[derive(Debug)]
 pub(crate) struct Alarm {
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    /// The tick boundary the sleep is armed to wake the driver for.
+    /// The instant the sleep is armed to wake the driver for: a tick
+    /// boundary, or (see [`Alarm::arm_soon`]) the soonest instant tokio
+    /// fires for.
     boundary: Option<Instant>,
     /// Arm a millisecond early first (current-thread runtimes, whose clock
     /// can be paused; elsewhere the grid search aligns the ticks instead,
@@ -182,9 +184,41 @@ impl Alarm {
         poll_unbudgeted(sleep, hook)
     }
 
-    /// Whether the sleep is armed to wake the driver by `boundary`.
+    /// Whether the sleep is armed to wake the driver by `boundary`: armed
+    /// for it or earlier, and not yet fired (a fired sleep holds no tokio
+    /// timer, and calls the hook no more).
     pub(crate) fn wakes_by(&self, boundary: Instant) -> bool {
         self.boundary.is_some_and(|armed| armed <= boundary)
+            && self.sleep.as_ref().is_some_and(|sleep| !sleep.is_elapsed())
+    }
+
+    /// Arms the sleep for the first millisecond tokio has not processed,
+    /// unless it wakes the driver by then already: for a scan that is due
+    /// now and that the party arming may not run (a registration), so that
+    /// tokio's next timer processing calls the hook and the hook's pass
+    /// runs it, whether or not the driver task gets a turn. `now` reads the
+    /// timer's clock.
+    ///
+    /// tokio files a deadline under the millisecond after it, so an instant
+    /// just past now is the soonest it fires for; if it calls even that
+    /// processed (its processed mark ahead of the clock), a millisecond
+    /// later is the least it can still fire for. If that too is processed,
+    /// [`Arming::Stuck`]: the caller leaves the scan to the driver task.
+    pub(crate) fn arm_soon(&mut self, hook: &Waker, now: impl Fn() -> Instant) -> Arming {
+        if self.retired {
+            return Arming::Off;
+        }
+        let soon = now() + Duration::from_nanos(1);
+        if self.wakes_by(soon) {
+            return Arming::Waiting;
+        }
+        for at in [soon, now() + Duration::from_millis(1)] {
+            self.boundary = Some(at);
+            if self.set(at, hook).is_pending() {
+                return self.waiting();
+            }
+        }
+        Arming::Stuck
     }
 
     /// Holds no tokio timer (a paused clock's auto-advance never stops for

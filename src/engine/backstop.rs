@@ -39,6 +39,11 @@ use crate::engine::notice::Reasons;
 use crate::engine::state::Inner;
 use crate::engine::sync::{Mutex, MutexGuard};
 
+/// How often an orphaned driver (no `Timer` handle left, nothing registered,
+/// but some sleep still alive) looks again at whether it may retire: its
+/// backstop is armed no later than this (see [`Backstop::cover`]).
+pub(crate) const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
+
 /// How far behind its boundary a due tick may fall before the backstop runs
 /// a pass: two ticks, and at least 2 ms (tokio's own resolution is 1 ms).
 pub(crate) fn backstop_slack(tick_ns: u64) -> Duration {
@@ -75,7 +80,9 @@ impl Backstop {
     }
 
     /// Whether the earliest due tick's boundary is the slack or more behind
-    /// now: the hook has not kept the wheel moving.
+    /// now, with some timer registered: the hook has not kept the wheel
+    /// moving. (A shard's earliest due tick can be that of an entry
+    /// cancelled since; with nothing registered, nothing is late.)
     pub(crate) fn behind(&self, inner: &Inner) -> bool {
         let shared = &inner.shared;
         shared
@@ -83,9 +90,12 @@ impl Backstop {
             .tick_instant(inner.earliest_due())
             .and_then(|boundary| boundary.checked_add(self.slack))
             .is_some_and(|late| late <= shared.now())
+            && inner.pending() > 0
     }
 
-    /// Driver task: arms the backstop for the earliest due tick.
+    /// Driver task: arms the backstop for the earliest due tick, or, with
+    /// no `Timer` handle and no timer registered left, for the driver's
+    /// next look at whether it may retire ([`ORPHAN_RECHECK`]).
     pub(crate) fn cover(&self, inner: &Inner) {
         let mut armed = self.lock();
         self.cover_locked(&mut armed, inner);
@@ -147,12 +157,19 @@ impl Backstop {
                 break due;
             }
         };
-        let earliest = shared.now().checked_add(self.slack);
-        let at = shared
+        let now = shared.now();
+        let earliest = now.checked_add(self.slack);
+        let mut at = shared
             .clock
             .tick_instant(covered)
             .and_then(|boundary| boundary.checked_add(self.slack))
             .map(|at| earliest.map_or(at, |earliest| at.max(earliest)));
+        if shared.is_orphaned() && inner.pending() == 0 {
+            // Only sleeps that registered nothing (or nothing at all) keep
+            // the driver: nothing tells it when the last of them is dropped.
+            let recheck = now.checked_add(ORPHAN_RECHECK);
+            at = at.into_iter().chain(recheck).min();
+        }
         match (at, &mut armed.sleep) {
             (Some(at), Some(sleep)) => {
                 if crate::engine::unwind::run_contained(|| sleep.as_mut().reset(at)) {

@@ -22,10 +22,15 @@
 //!   `shared.rs`): it re-arms the alarm for its tick on the caller's
 //!   thread, and does nothing more. It never scans or wakes another task:
 //!   a scan it finds asked for (the hook's, raised while it held the lock),
-//!   or a tick that turns out due already, is left to the driver task
-//!   through the task's [`Notice`](crate::engine::notice::Notice). So a
-//!   user's `poll` does a bounded amount of work: an atomic or two, and at
-//!   most a few polls of the alarm's tokio sleep.
+//!   or a tick that turns out due already (a sleep first polled after its
+//!   deadline), is left raised, and the alarm armed for the first
+//!   millisecond tokio has not processed, so the hook runs it at tokio's
+//!   next timer processing, whether or not the driver task gets a turn on
+//!   a saturated runtime (only if tokio will not take that arm is it left
+//!   to the driver task, through its
+//!   [`Notice`](crate::engine::notice::Notice)). So a user's `poll` does a
+//!   bounded amount of work: an atomic or two, and at most a few polls of
+//!   the alarm's tokio sleep.
 //! - the **driver task**: it runs a pass when it starts and when told (a
 //!   shutdown, the last handle gone, a scan left to it), and keeps the
 //!   backstop. It never waits on a lock another thread holds for a pass:
@@ -42,6 +47,8 @@
 //! 1. `Shard::due`, per shard: the earliest tick that shard needs
 //!    processed, lowered by registrations and set by advances under the
 //!    shard's lock. It is the truth; everything below is derived from it.
+//!    (A cancel leaves it as it is: it may name a tick whose entries are
+//!    gone, and a pass there finds nothing to fire.)
 //! 2. `Shared::target`: the earliest `due` the last scan saw, or lower (a
 //!    registration earlier than it lowers it and kicks). `u64::MAX` while a
 //!    scan runs, so that a registration racing the scan always kicks.
@@ -49,8 +56,11 @@
 //!    (`u64::MAX`: none), taken by whoever runs the next request.
 //! 4. The alarm's boundary: the boundary of the tick the last scan found
 //!    (asserted in debug builds as each pass arms it), or earlier once a
-//!    kick has been armed; so at or before the target's boundary once every
-//!    request has run.
+//!    kick has been armed, or the soonest instant tokio fires for once a
+//!    registration has left a due scan to the hook; so at or before the
+//!    target's boundary once every request has run. An alarm that has
+//!    fired wakes nobody, whatever instant it was armed for
+//!    (`Alarm::wakes_by`): a kick re-arms it.
 //! 5. `Shared::backstop`: the tick the task's backstop covers, at or before
 //!    every `due`, or the task has been told to move it.
 //!
@@ -73,10 +83,25 @@
 //! So a due sleep completes at its tick boundary when tokio calls back as
 //! it does today, and by its boundary plus the slack if it never does.
 //!
+//! # A pass that panics
+//!
+//! The driver runs no user code but `Waker::wake` and, with the `tracing`
+//! feature, the subscriber's event callbacks; a waker or a subscriber that
+//! panics is contained where it is called (`shard.rs`, `trace.rs`). A pass
+//! that panics all the same (a bug) lets the pass lock go as it unwinds,
+//! and the party that ran it catches the panic and runs the pass again; if
+//! that panics too, the task is told, and its backstop runs the pass a
+//! slack later (see `requests.rs`). Counted in `Stats::pass_panics`.
+//!
 //! # Ending
 //!
-//! The driver never runs user code except `Waker::wake`; a waker that panics
-//! is counted and skipped. When the task ends for any reason, including the
+//! With no `Timer` handle left, a pass retires the driver once nothing is
+//! registered and no sleep is alive (counted over the shards, not read off
+//! their `due`, which can name a timer cancelled since). A registered entry
+//! cancelled then rings the task; a sleep that registered nothing says
+//! nothing when dropped, so while only such sleeps keep the driver, the
+//! backstop looks again once every `backstop::ORPHAN_RECHECK` (a `debug` event says
+//! what keeps it). When the task ends for any reason, including the
 //! runtime dropping it at shutdown, a guard retires the alarm and another
 //! shuts the timer down, so that every waiting task is woken instead of
 //! waiting forever.
@@ -87,20 +112,15 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::task::{Poll, Wake, Waker};
-use std::time::Duration;
 
 use crate::engine::alarm::{Alarm, Arming};
 use crate::engine::backstop::Backstop;
 use crate::engine::notice::Reasons;
-use crate::engine::requests::{Outcome, Party, Requests, Stop, Work};
+use crate::engine::requests::{Answer, Outcome, Party, Requests, Stop, Work};
 use crate::engine::shard::WAKE_BATCH;
 use crate::engine::shared::Kick;
 use crate::engine::state::Inner;
 use crate::engine::trace::{debug, trace};
-
-/// How often an orphaned driver (no `Timer` handle left, nothing registered,
-/// but some unpolled sleep still alive) checks whether it may retire.
-const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
 
 /// At most this many scans per pass. Each scan after the first processes
 /// at least one tick (it runs only once the clock has reached the next
@@ -129,10 +149,11 @@ struct RetireOnExit(Arc<Driver>);
 impl Drop for RetireOnExit {
     fn drop(&mut self) {
         let hook = Waker::noop().clone();
-        self.0.requests.retire(&Passes {
+        let answer = self.0.requests.retire(&Passes {
             driver: &self.0,
             hook: &hook,
         });
+        let _ = self.0.answered(Party::Task, answer);
     }
 }
 
@@ -153,6 +174,13 @@ struct Driver {
     /// Test-only: the hook does nothing, as if tokio never called it back.
     #[cfg(test)]
     hook_suppressed: AtomicBool,
+    /// Test-only: this many passes to come panic after their scan.
+    #[cfg(test)]
+    panic_in_pass: std::sync::atomic::AtomicU32,
+    /// Test-only: the task's wait stays pending, as for a task that never
+    /// gets its turn (a ring still wakes it; it acts once this is cleared).
+    #[cfg(test)]
+    task_stalled: AtomicBool,
     /// Test-only: how often the task's wait has been polled (its start, and
     /// every wake-up).
     #[cfg(test)]
@@ -173,6 +201,10 @@ impl Work<PassState> for Passes<'_> {
 
     fn arm_for(&self, state: &mut PassState, tick: u64, party: Party) -> Outcome {
         self.driver.arm_for(state, tick, self.hook, party)
+    }
+
+    fn keep_hook(&self, state: &mut PassState) -> Outcome {
+        self.driver.keep_hook(state, self.hook)
     }
 
     fn retire(&self, state: &mut PassState) {
@@ -206,15 +238,27 @@ impl Driver {
                 state.alarm.disarm();
                 return Outcome::Stop(Stop::Off);
             }
-            let boundary = match self.scan(&mut state.buffer, wake_up) {
-                Next::Tick(tick) => shared.clock.tick_instant(tick),
-                Next::Nothing { pending: 0 } if shared.is_orphaned() => {
+            let next = self.scan(&mut state.buffer, wake_up);
+            #[cfg(test)]
+            if self
+                .panic_in_pass
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                panic!("a pass panics (test)");
+            }
+            let boundary = match next {
+                _ if shared.is_orphaned() && self.retiring(next) => {
+                    state.alarm.disarm();
                     if inner.no_sleeps_alive() {
-                        state.alarm.disarm();
                         return Outcome::Stop(Stop::Retire);
                     }
-                    Some(shared.now() + ORPHAN_RECHECK)
+                    // Nothing to fire; the task's backstop looks again in
+                    // `backstop::ORPHAN_RECHECK`.
+                    self.backstop.follow(inner, None);
+                    return Outcome::Parked;
                 }
+                Next::Tick(tick) => shared.clock.tick_instant(tick),
                 Next::Nothing { .. } => None,
             };
             let Some(boundary) = boundary else {
@@ -223,8 +267,12 @@ impl Driver {
                 return Outcome::Parked;
             };
             match state.alarm.arm(boundary, hook, || shared.now()) {
-                Arming::Waiting | Arming::Stuck => {
+                Arming::Waiting => {
                     debug_assert!(state.alarm.wakes_by(boundary), "armed for {boundary:?}");
+                    self.backstop.follow(inner, Some(boundary));
+                    return Outcome::Armed;
+                }
+                Arming::Stuck => {
                     self.backstop.follow(inner, Some(boundary));
                     return Outcome::Armed;
                 }
@@ -235,16 +283,36 @@ impl Driver {
         Outcome::LeftToTask
     }
 
-    /// Asks for a whole pass, run here and now, or by the party running
-    /// requests now (see `requests.rs`). For the task, returns whether its
-    /// own pass ran out of rounds and left it more to run.
-    fn request_pass(&self, party: Party, hook: &Waker, wake_up: bool) -> bool {
-        let passes = Passes { driver: self, hook };
-        let told = self.requests.pass(party, &passes, wake_up);
-        if told && party != Party::Task {
-            self.inner.shared.nudge();
+    /// With no `Timer` handle left: whether nothing is registered either
+    /// (then the pass retires the driver if no sleep is alive, or parks).
+    /// A shard's `due` can stay at the tick of an entry cancelled since (a
+    /// far timeout dropped), so a scan that found a tick to wake for says
+    /// nothing: the shards are counted.
+    fn retiring(&self, next: Next) -> bool {
+        let pending = match next {
+            Next::Nothing { pending } => pending,
+            Next::Tick(_) => self.inner.pending(),
+        };
+        if pending > 0 {
+            debug!(
+                "driver cannot retire: no timer handle is left, but timers are registered",
+                pending = pending as u64
+            );
+        } else if !self.inner.no_sleeps_alive() {
+            debug!(
+                "driver cannot retire yet: no timer handle is left, but sleeps are alive",
+                live = self.inner.live() as u64
+            );
         }
-        told && party == Party::Task
+        pending == 0
+    }
+
+    /// Asks for a whole pass, run here and now, or by the party running
+    /// requests now (see `requests.rs`), and tells the task if the answer
+    /// says so.
+    fn request_pass(&self, party: Party, hook: &Waker, wake_up: bool) -> Answer {
+        let passes = Passes { driver: self, hook };
+        self.answered(party, self.requests.pass(party, &passes, wake_up))
     }
 
     /// A registration's kick: asks for the alarm to be armed no later than
@@ -252,9 +320,21 @@ impl Driver {
     /// docs).
     fn request_arm(&self, tick: u64, hook: &Waker) {
         let passes = Passes { driver: self, hook };
-        if self.requests.arm(tick, &passes) {
+        let _ = self.answered(Party::Registration, self.requests.arm(tick, &passes));
+    }
+
+    /// Counts the passes that panicked, and rings the task if `answer`
+    /// says so.
+    fn answered(&self, party: Party, answer: Answer) -> Answer {
+        if answer.panics > 0 {
+            self.inner
+                .pass_panics
+                .fetch_add(u64::from(answer.panics), Ordering::Relaxed);
+        }
+        if answer.tell(party) {
             self.inner.shared.nudge();
         }
+        answer
     }
 
     /// Moves the alarm to `tick`'s boundary if it would wake later, without
@@ -276,7 +356,24 @@ impl Driver {
         match state.alarm.arm(boundary, hook, || shared.now()) {
             Arming::Waiting | Arming::Stuck => Outcome::Armed,
             Arming::Due if party.may_scan() => self.pass(state, hook, true),
-            Arming::Due => Outcome::LeftToTask,
+            Arming::Due => self.keep_hook(state, hook),
+            Arming::Off => Outcome::Stop(Stop::Off),
+        }
+    }
+
+    /// A scan is due that the party asking may not run (a registration):
+    /// arms the alarm for the soonest instant tokio fires for, so the
+    /// hook's pass runs it at tokio's next timer processing (see
+    /// `requests.rs`); or, if tokio will not take it, leaves it to the task.
+    fn keep_hook(&self, state: &mut PassState, hook: &Waker) -> Outcome {
+        let shared = &self.inner.shared;
+        if shared.is_shutdown() {
+            state.alarm.disarm();
+            return Outcome::Stop(Stop::Off);
+        }
+        match state.alarm.arm_soon(hook, || shared.now()) {
+            Arming::Waiting => Outcome::LeftToHook,
+            Arming::Due | Arming::Stuck => Outcome::LeftToTask,
             Arming::Off => Outcome::Stop(Stop::Off),
         }
     }
@@ -349,7 +446,7 @@ impl Wake for Hook {
             if driver.hook_suppressed.load(Ordering::SeqCst) {
                 return;
             }
-            driver.request_pass(Party::Hook, &Waker::from(self.clone()), true);
+            let _ = driver.request_pass(Party::Hook, &Waker::from(self.clone()), true);
         }
     }
 }
@@ -372,6 +469,10 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
         backstop: Backstop::new(guard.0.config().tick_ns),
         #[cfg(test)]
         hook_suppressed: AtomicBool::new(false),
+        #[cfg(test)]
+        panic_in_pass: std::sync::atomic::AtomicU32::new(0),
+        #[cfg(test)]
+        task_stalled: AtomicBool::new(false),
         #[cfg(test)]
         task_wakes: std::sync::atomic::AtomicU64::new(0),
     });
@@ -403,10 +504,22 @@ async fn drive(driver: &Driver, hook: &Waker) {
     debug!("driver started", shards = inner.shards.len() as u64);
     // The first pass is the task's start, not a wake-up.
     let mut pass = Some(false);
+    // The pass about to run is the backstop's.
+    let mut backstop = false;
     loop {
         if let Some(wake_up) = pass.take() {
-            let more = driver.request_pass(Party::Task, hook, wake_up);
-            if more && driver.requests.stopped() == Stop::Running {
+            let answer = driver.request_pass(Party::Task, hook, wake_up);
+            if std::mem::take(&mut backstop) {
+                // A pass the backstop ran, or found another party running
+                // (it runs this request too before it lets go).
+                let count = if answer.ran_here {
+                    &inner.backstop_passes
+                } else {
+                    &inner.backstop_lock_held
+                };
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+            if answer.run_again() && driver.requests.stopped() == Stop::Running {
                 // This task's pass ran out of rounds (ticks kept coming due
                 // while it woke tasks): the rest after the tasks it woke had
                 // a turn. Only then: a scan raised while another party runs
@@ -432,6 +545,10 @@ async fn drive(driver: &Driver, hook: &Waker) {
         let woke = poll_fn(|cx| {
             #[cfg(test)]
             driver.task_wakes.fetch_add(1, Ordering::Relaxed);
+            #[cfg(test)]
+            if driver.task_stalled.load(Ordering::SeqCst) {
+                return Poll::Pending;
+            }
             if let Poll::Ready(why) = shared.notice().poll_rung(cx) {
                 return Poll::Ready(Some(why));
             }
@@ -442,13 +559,16 @@ async fn drive(driver: &Driver, hook: &Waker) {
             Some(why) if why.contains(Reasons::PASS) => pass = Some(true),
             Some(_) => {} // a registration earlier than the backstop: move it
             None if driver.backstop.behind(inner) => {
-                inner.backstop_passes.fetch_add(1, Ordering::Relaxed);
                 debug!(
                     "driver backstop: tokio did not call the driver back in time",
                     due_tick = inner.earliest_due()
                 );
                 pass = Some(true);
+                backstop = true;
             }
+            // No handle left: the once-a-second look at whether the driver
+            // may retire (see `Backstop::cover`).
+            None if shared.is_orphaned() => pass = Some(true),
             None => {} // the wheel moved on: cover its new earliest tick
         }
     }
@@ -763,9 +883,9 @@ mod tests {
 
     /// A registration that finds a scan asked for (the hook's, raised while
     /// the registration held the pass lock), or finds the tick it re-arms
-    /// for due already, leaves the scan to the driver task: none of the
-    /// hundred due sleeps is woken on the registering thread, all are woken
-    /// on the runtime's once the task runs.
+    /// for due already, runs no scan: it arms the alarm for the next
+    /// millisecond, and the hook's pass wakes the hundred due sleeps there,
+    /// on the runtime's thread, none on the registering thread.
     #[test]
     fn a_registration_never_wakes_other_tasks_on_its_thread() {
         block_on_paused(async {
@@ -788,6 +908,7 @@ mod tests {
                 "the hook is silenced: {:?}",
                 timer.stats()
             );
+            driver.hook_suppressed.store(false, Ordering::SeqCst);
             let hook = std::task::Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
             let registering = {
                 let (driver, hook) = (driver.clone(), hook.clone());
@@ -805,12 +926,128 @@ mod tests {
                 recorder.0.lock().unwrap().is_empty(),
                 "a registration scanned"
             );
-            // The task was told, and runs the scan on the runtime's thread.
-            tokio::task::yield_now().await;
+            // The hook, at tokio's next millisecond, on the runtime's thread.
+            tokio::time::advance(Duration::from_millis(1)).await;
             let woken = recorder.0.lock().unwrap().clone();
-            assert_eq!(woken.len(), 100, "the task ran the scan left to it");
+            assert_eq!(woken.len(), 100, "the hook ran the scan left to it");
             assert!(woken.iter().all(|thread| *thread != registering));
             assert_eq!(timer.stats().backstop_passes, 0, "not the backstop's doing");
+        });
+    }
+
+    /// A registration for a tick tokio has processed and the wheel has not
+    /// (a sleep first polled after its deadline, on a running clock, where
+    /// a first poll reads no clock) keeps the hook armed: with the driver
+    /// task never getting a turn (as on a saturated runtime), the hook
+    /// still fires that entry at tokio's next millisecond, and every later
+    /// sleep at its own boundary. Before, the alarm was left fired, later
+    /// kicks took it for armed, and nothing fired until the task's turn.
+    #[test]
+    fn a_registration_of_a_processed_tick_keeps_the_hook_armed() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let driver = driver_of(&timer);
+            tokio::task::yield_now().await; // the driver starts, and parks
+            driver.task_stalled.store(true, Ordering::SeqCst);
+            let mut later = tokio_test::task::spawn(timer.sleep(Duration::from_millis(10)));
+            tokio_test::assert_pending!(later.poll());
+            // tokio processes through 5 ms; the wheel had nothing due.
+            tokio::time::advance(Duration::from_millis(5)).await;
+            let passed = Arc::new(ThreadRecorder::default());
+            let registered = timer
+                .inner()
+                .shard()
+                .register(2_000_000, &std::task::Waker::from(passed.clone()));
+            assert!(
+                matches!(
+                    registered,
+                    crate::engine::wheel::Insert::Registered { tick: 2, .. }
+                ),
+                "{registered:?}"
+            );
+            tokio::time::advance(Duration::from_millis(1)).await;
+            assert_eq!(passed.0.lock().unwrap().len(), 1, "the passed entry fired");
+            tokio::time::advance(Duration::from_millis(3)).await;
+            assert!(!later.is_woken(), "fired early");
+            tokio::time::advance(Duration::from_millis(1)).await;
+            assert!(later.is_woken(), "the later sleep fired at its boundary");
+            tokio_test::assert_ready!(later.poll());
+            let stats = timer.stats();
+            assert_eq!((stats.backstop_passes, stats.fired), (0, 2));
+            driver.task_stalled.store(false, Ordering::SeqCst);
+        });
+    }
+
+    /// Sleeps of these milliseconds, each awaited in a task of its own that
+    /// returns when it completed (paused clock).
+    fn spawn_sleeps(timer: &Timer, ms: &[u64]) -> tokio::task::JoinSet<(u64, Duration)> {
+        let start = Instant::now();
+        let mut sleepers = tokio::task::JoinSet::new();
+        for &ms in ms {
+            let sleep = timer.sleep(Duration::from_millis(ms));
+            sleepers.spawn(async move {
+                sleep.await;
+                (ms, Instant::now() - start)
+            });
+        }
+        sleepers
+    }
+
+    /// A pass that panics (here after its scan, before it arms the alarm)
+    /// is contained, the pass lock let go, and the pass run again at once:
+    /// every later sleep completes exactly at its deadline, none by the
+    /// backstop; twice in a row, the second panic hands the pass to the
+    /// driver task, which runs it before the next deadline. The panics are
+    /// counted.
+    #[test]
+    fn a_pass_that_panics_leaves_every_timer_firing_on_time() {
+        block_on_paused(async {
+            for panics in [1, 2] {
+                let timer = Timer::new();
+                let driver = driver_of(&timer);
+                let mut sleepers = spawn_sleeps(&timer, &[5, 10, 20, 21, 40]);
+                tokio::task::yield_now().await;
+                driver.panic_in_pass.store(panics, Ordering::SeqCst);
+                while let Some(done) = sleepers.join_next().await {
+                    let (ms, took) = done.unwrap();
+                    assert_eq!(took, Duration::from_millis(ms), "{panics} panics");
+                }
+                let stats = timer.stats();
+                assert_eq!(stats.pass_panics, u64::from(panics));
+                assert_eq!((stats.fired, stats.backstop_passes), (5, 0));
+                // The timer goes on taking sleeps and firing them on time.
+                let mut again = spawn_sleeps(&timer, &[3, 7]);
+                while let Some(done) = again.join_next().await {
+                    let (ms, took) = done.unwrap();
+                    assert_eq!(took, Duration::from_millis(ms), "{panics} panics");
+                }
+            }
+        });
+    }
+
+    /// A pass that always panics (after its scan, so every due sleep is
+    /// still fired) neither wedges the timer nor spins: each due sleep
+    /// completes by its boundary plus the backstop's slack (2 ms), and the
+    /// passes (hook and backstop) number a few per sleep, not thousands.
+    #[test]
+    fn a_pass_that_always_panics_neither_wedges_nor_spins() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let driver = driver_of(&timer);
+            tokio::task::yield_now().await;
+            driver.panic_in_pass.store(u32::MAX, Ordering::SeqCst);
+            let mut sleepers = spawn_sleeps(&timer, &[5, 10, 20, 21, 40]);
+            while let Some(done) = sleepers.join_next().await {
+                let (ms, took) = done.unwrap();
+                let d = Duration::from_millis(ms);
+                assert!(
+                    took >= d && took <= d + Duration::from_millis(2),
+                    "{ms} ms: {took:?}"
+                );
+            }
+            let panics = timer.stats().pass_panics;
+            assert!((1..=60).contains(&panics), "{panics} panicking passes");
+            driver.panic_in_pass.store(0, Ordering::SeqCst);
         });
     }
 
@@ -867,9 +1104,57 @@ mod tests {
             tokio::task::yield_now().await;
             assert_eq!(tasks_alive(), 1, "the driver runs while a sleep exists");
             drop(sleep);
-            tokio::time::advance(super::ORPHAN_RECHECK).await;
+            tokio::time::advance(crate::engine::backstop::ORPHAN_RECHECK).await;
             tokio::task::yield_now().await;
             assert_eq!(tasks_alive(), 0, "the driver outlived its last sleep");
+        });
+    }
+
+    /// The same with tokio never calling the hook back: the look is the
+    /// driver task's own (its backstop), so the driver still retires.
+    #[test]
+    fn an_orphaned_driver_retires_without_the_hook() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            suppress_hook(&timer);
+            let sleep = timer.sleep(Duration::from_millis(30));
+            drop(timer);
+            tokio::time::advance(Duration::from_secs(5)).await;
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 1, "the driver runs while a sleep exists");
+            drop(sleep);
+            tokio::time::advance(crate::engine::backstop::ORPHAN_RECHECK).await;
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 0, "the driver outlived its last sleep");
+        });
+    }
+
+    /// A shard's earliest due tick stays that of a timer cancelled since
+    /// (its entry is gone, the shard not scanned again until that tick):
+    /// here an hour-long sleep, registered then dropped, and a `Duration::MAX`
+    /// one reset back near. Once the last handle goes, the driver retires at
+    /// once, whatever tick the shards still name. Before, the pass took the
+    /// stale tick for a timer to wait for and never looked at retiring: the
+    /// driver task and the whole timer stayed for the hour, on every runtime.
+    #[test]
+    fn a_dropped_timer_retires_though_its_shards_name_a_cancelled_tick() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let mut far = tokio_test::task::spawn(timer.sleep(Duration::from_secs(3600)));
+            tokio_test::assert_pending!(far.poll());
+            let mut back = tokio_test::task::spawn(timer.sleep(Duration::MAX));
+            tokio_test::assert_pending!(back.poll());
+            let near = Instant::now() + Duration::from_millis(20);
+            std::pin::Pin::new(&mut *back).reset(near);
+            tokio_test::assert_pending!(back.poll());
+            drop((far, back));
+            assert_ne!(timer.inner().earliest_due(), u64::MAX, "a cancelled tick");
+            assert_eq!(timer.pending(), 0);
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 1);
+            drop(timer);
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 0, "the driver outlived its timer");
         });
     }
 

@@ -676,7 +676,7 @@ mod requests {
 
     use loom::sync::atomic::AtomicBool;
 
-    use crate::engine::requests::{Outcome, Party, Requests, Stop, Work};
+    use crate::engine::requests::{Answer, Outcome, Party, Requests, Stop, Work};
 
     use super::model;
 
@@ -688,6 +688,9 @@ mod requests {
         passes: Vec<(Party, [bool; 3])>,
         /// Each arm (not due): who ran it, for which tick.
         arms: Vec<(Party, u64)>,
+        /// Each time a party that may not scan kept the hook armed for a
+        /// due scan: who, and whose requests it saw raised then.
+        hooks_kept: Vec<(Party, [bool; 3])>,
         /// Alarm retirements run.
         retired: usize,
         /// A pass returned `Outcome::Stop`.
@@ -714,11 +717,14 @@ mod requests {
         party: Party,
         wanted: &'a Wanted,
         /// Ticks at or before this are due: arming for one is a pass (or,
-        /// for a registration, `LeftToTask`), as `Driver::arm_for` does
+        /// for a registration, `keep_hook`), as `Driver::arm_for` does
         /// when the alarm answers `Due`.
         now_tick: u64,
         /// What each pass returns.
         pass_outcome: Outcome,
+        /// Whether tokio takes the alarm armed for the next millisecond
+        /// (it does, unless its processed mark runs ahead of the clock).
+        hook_takes: bool,
     }
 
     impl Work<Ran> for StandIn<'_> {
@@ -742,8 +748,19 @@ mod requests {
             } else if party.may_scan() {
                 self.pass(ran, true)
             } else {
-                Outcome::LeftToTask
+                self.keep_hook(ran)
             }
+        }
+
+        fn keep_hook(&self, ran: &mut Ran) -> Outcome {
+            assert!(!self.party.may_scan(), "a scanning party kept the hook");
+            assert_eq!(ran.retired, 0, "the hook was armed after the alarm retired");
+            if !self.hook_takes {
+                return Outcome::LeftToTask;
+            }
+            let seen = [0, 1, 2].map(|i| self.wanted[i].load(Ordering::Acquire));
+            ran.hooks_kept.push((self.party, seen));
+            Outcome::LeftToHook
         }
 
         fn retire(&self, ran: &mut Ran) {
@@ -761,15 +778,28 @@ mod requests {
     }
 
     /// On a thread of its own, `party` raises its data and makes its
-    /// request (`ask`), with work that is due at `now_tick` and whose
-    /// passes return `pass_outcome`; returns what the request returned
-    /// ("tell the task") and the `Stop` it read right after.
+    /// request (`ask`), with work that is due at `now_tick`, whose passes
+    /// return `pass_outcome` and whose hook arms tokio takes; returns
+    /// whether the answer said to tell the task, and the `Stop` it read
+    /// right after.
     fn spawn_party(
         (requests, wanted): &Shared,
         party: Party,
         now_tick: u64,
         pass_outcome: Outcome,
-        ask: impl FnOnce(&Requests<Ran>, &StandIn<'_>) -> bool + Send + 'static,
+        ask: impl FnOnce(&Requests<Ran>, &StandIn<'_>) -> Answer + Send + 'static,
+    ) -> loom::thread::JoinHandle<(bool, Stop)> {
+        spawn_party_with(requests, wanted, party, now_tick, pass_outcome, true, ask)
+    }
+
+    fn spawn_party_with(
+        requests: &Arc<Requests<Ran>>,
+        wanted: &Arc<Wanted>,
+        party: Party,
+        now_tick: u64,
+        pass_outcome: Outcome,
+        hook_takes: bool,
+        ask: impl FnOnce(&Requests<Ran>, &StandIn<'_>) -> Answer + Send + 'static,
     ) -> loom::thread::JoinHandle<(bool, Stop)> {
         let (requests, wanted) = (requests.clone(), wanted.clone());
         loom::thread::spawn(move || {
@@ -778,9 +808,10 @@ mod requests {
                 wanted: &wanted,
                 now_tick,
                 pass_outcome,
+                hook_takes,
             };
             wanted[index(party)].store(true, Ordering::Release);
-            let told = ask(&requests, &work);
+            let told = ask(&requests, &work).tell(party);
             (told, requests.stopped())
         })
     }
@@ -791,6 +822,7 @@ mod requests {
             wanted,
             now_tick,
             pass_outcome,
+            hook_takes: true,
         }
     }
 
@@ -800,14 +832,22 @@ mod requests {
         ran.passes.iter().any(|(_, seen)| seen[index(party)])
     }
 
+    /// Whether the hook was kept armed, with the scan raised, after `party`
+    /// raised its request: the hook's pass at tokio's next timer processing
+    /// serves it.
+    fn hook_kept_for(ran: &Ran, party: Party) -> bool {
+        ran.hooks_kept.iter().any(|(_, seen)| seen[index(party)])
+    }
+
     /// The three parties at once: the hook asks for a pass, a registration
     /// for an arm at tick 5 (not due), the task for a pass. Over every
     /// interleaving: a registration runs no pass (the stand-in asserts it:
     /// a user's poll never scans); each scan request is served by a pass
-    /// that began after it was raised, or is left raised with the task
-    /// told (a `pass`/`arm` returned true: the caller rings the task); the
-    /// arm is served by an arm for tick 5 or earlier, or by a pass that
-    /// began after it; and the task is never told by its own request.
+    /// that began after it was raised, or is left raised with the hook kept
+    /// armed after it (a registration found it raised) or the task told
+    /// (the answer says so: the caller rings the task); the arm is served
+    /// by an arm for tick 5 or earlier, or by a pass that began after it;
+    /// and the task is never told by its own request.
     #[test]
     fn loom_requests_a_registration_never_scans_and_no_request_is_lost() {
         model(|| {
@@ -822,8 +862,9 @@ mod requests {
             let (requests, wanted) = &shared;
             wanted[index(Party::Task)].store(true, Ordering::Release);
             let task = work(wanted, Party::Task, 0, Outcome::Armed);
+            let answer = requests.pass(Party::Task, &task, false);
             assert!(
-                !requests.pass(Party::Task, &task, false),
+                !answer.tell(Party::Task) && !answer.run_again(),
                 "the task told itself"
             );
             let told = [hook, registration]
@@ -834,7 +875,8 @@ mod requests {
             let ran: &Ran = &state;
             for party in [Party::Hook, Party::Task] {
                 assert!(
-                    scanned_for(ran, party) || (requests.scan_pending() && told),
+                    scanned_for(ran, party)
+                        || (requests.scan_pending() && (told || hook_kept_for(ran, party))),
                     "{party:?}'s scan lost (pending {}, told {told}): {ran:?}",
                     requests.scan_pending()
                 );
@@ -849,14 +891,14 @@ mod requests {
     }
 
     /// A registration whose tick is due already (the stand-in's `arm_for`
-    /// answers `LeftToTask` to a registration, a pass to the others),
+    /// answers with `keep_hook` to a registration, a pass to the others),
     /// racing the hook's and the task's passes: the registration is served
     /// by a pass that began after it (the hook's or the task's, or the arm
-    /// run by one of them), or it leaves the scan raised and is told to
-    /// ring the task (its `arm` returns true). Never by a pass on its own
-    /// thread.
+    /// run by one of them), or it leaves the scan raised with the hook kept
+    /// armed after it: it is never just armed for, never left to the task
+    /// (the hook takes every arm here), and never run on its own thread.
     #[test]
-    fn loom_requests_a_due_arm_is_left_to_the_task() {
+    fn loom_requests_a_due_arm_keeps_the_hook_armed() {
         model(|| {
             let shared = requests();
             let hook = spawn_party(&shared, Party::Hook, 5, Outcome::Armed, |r, w| {
@@ -878,32 +920,43 @@ mod requests {
                 ran.arms.is_empty(),
                 "a due tick is never just armed: {ran:?}"
             );
+            assert!(!told, "the task was told, with the hook taking every arm");
             assert!(
-                scanned_for(ran, Party::Registration) || (requests.scan_pending() && told),
-                "the due registration lost (pending {}, told {told}): {ran:?}",
+                scanned_for(ran, Party::Registration)
+                    || (requests.scan_pending() && hook_kept_for(ran, Party::Registration)),
+                "the due registration lost (pending {}): {ran:?}",
                 requests.scan_pending()
             );
         });
     }
 
-    /// With the registration alone (nobody else runs): its due arm is left
-    /// raised as a scan, and its `arm` returns true, every time.
+    /// With the registration alone (nobody else runs): its due arm keeps
+    /// the hook armed and leaves the scan raised for the hook's pass, and
+    /// the task is not told, every time; if tokio will not take the hook's
+    /// arm, the scan is left raised and the task told instead.
     #[test]
-    fn loom_requests_a_due_arm_alone_is_left_raised_and_told() {
-        model(|| {
-            let shared = requests();
-            let registration =
-                spawn_party(&shared, Party::Registration, 5, Outcome::Armed, |r, w| {
-                    r.arm(5, w)
-                });
-            let (told, _) = registration.join().unwrap();
-            let (requests, _) = &shared;
-            assert!(told, "the task was not told");
-            assert!(requests.scan_pending(), "the scan left to the task is gone");
-            let state = requests.state();
-            let ran: &Ran = &state;
-            assert!(ran.passes.is_empty() && ran.arms.is_empty(), "{ran:?}");
-        });
+    fn loom_requests_a_due_arm_alone_keeps_the_hook_or_tells_the_task() {
+        for hook_takes in [true, false] {
+            model(move || {
+                let (requests, wanted) = requests();
+                let registration = spawn_party_with(
+                    &requests,
+                    &wanted,
+                    Party::Registration,
+                    5,
+                    Outcome::Armed,
+                    hook_takes,
+                    |r, w| r.arm(5, w),
+                );
+                let (told, _) = registration.join().unwrap();
+                assert_eq!(told, !hook_takes, "told the task");
+                assert!(requests.scan_pending(), "the scan left is gone");
+                let state = requests.state();
+                let ran: &Ran = &state;
+                assert!(ran.passes.is_empty() && ran.arms.is_empty(), "{ran:?}");
+                assert_eq!(hook_kept_for(ran, Party::Registration), hook_takes);
+            });
+        }
     }
 
     /// The task retiring the alarm while the hook runs a pass and a
@@ -941,7 +994,7 @@ mod requests {
                 });
             let (requests, wanted) = &shared;
             let task = work(wanted, Party::Task, 0, Outcome::Armed);
-            requests.retire(&task);
+            let _ = requests.retire(&task);
             let after_retire = requests.stopped();
             let mut read = vec![after_retire];
             for party in [hook, registration] {

@@ -21,11 +21,42 @@
 //! The state sits behind a mutex as well, for the one party that waits:
 //! the driver task reading what the passes left, or retiring the alarm,
 //! between two passes.
+//!
+//! # A pass that panics
+//!
+//! A pass can panic (a bug reaching an `unreachable!`, a `debug_assert!`):
+//! a guard then lets the lock go as the panic unwinds out of
+//! [`PassLock::request`], so the next request becomes the runner instead
+//! of finding `RUNNING` set forever. Requests raised while the pass ran
+//! stay raised (the flag is not cleared): the caller, which catches the
+//! panic (`requests.rs`), hands them on.
 
 use std::sync::atomic::Ordering;
 use std::sync::PoisonError;
 
 use crate::engine::sync::{AtomicU8, Mutex, MutexGuard};
+
+/// Who ran the passes a [`PassLock::request`] asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// This call, on this thread.
+    Here,
+    /// The party running passes already (or that became the runner first):
+    /// it runs this request before it lets go.
+    Elsewhere,
+}
+
+/// Lets the lock go if a pass unwinds out of [`PassLock::request`]; on the
+/// normal way out the runner lets go itself (and forgets this guard).
+struct LetGoOnUnwind<'a>(&'a AtomicU8);
+
+impl Drop for LetGoOnUnwind<'_> {
+    fn drop(&mut self) {
+        // `REQUESTED` stays as it is: requests raised during the pass are
+        // taken by the next runner, or handed on by the caller.
+        self.0.fetch_and(!RUNNING, Ordering::AcqRel);
+    }
+}
 
 /// A request is raised.
 const REQUESTED: u8 = 0b01;
@@ -52,9 +83,14 @@ impl<T> PassLock<T> {
     /// (which runs one more before it stops). There is no way to stop early:
     /// a runner that let go with a request raised would leave it to nobody
     /// (a `pass` with nothing left to do returns at once instead).
-    pub(crate) fn request(&self, mut pass: impl FnMut(&mut T)) {
+    ///
+    /// Returns [`Ran::Here`] if this call ran the passes, or
+    /// [`Ran::Elsewhere`] if it left its request to the runner. If `pass`
+    /// panics, the lock is let go and the panic goes on unwinding (see the
+    /// module docs).
+    pub(crate) fn request(&self, mut pass: impl FnMut(&mut T)) -> Ran {
         if self.flags.fetch_or(REQUESTED, Ordering::AcqRel) & RUNNING != 0 {
-            return; // the runner sees it before it stops
+            return Ran::Elsewhere; // the runner sees it before it stops
         }
         // Become the runner, taking every request raised so far.
         if self
@@ -64,8 +100,11 @@ impl<T> PassLock<T> {
         {
             // Another thread became the runner (and took this request), or
             // has already run it.
-            return;
+            return Ran::Elsewhere;
         }
+        // Declared before the state's guard, so dropped after it: on unwind
+        // the mutex is free before another party can become the runner.
+        let running = LetGoOnUnwind(&self.flags);
         let mut state = self.lock();
         loop {
             pass(&mut state);
@@ -79,7 +118,10 @@ impl<T> PassLock<T> {
                 .flags
                 .compare_exchange(RUNNING, 0, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return,
+                Ok(_) => {
+                    std::mem::forget(running);
+                    return Ran::Here;
+                }
                 Err(_) => {
                     self.flags.fetch_and(!REQUESTED, Ordering::AcqRel);
                 }
@@ -91,5 +133,59 @@ impl<T> PassLock<T> {
     /// to retire the alarm). Not to be called from inside a pass.
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(all(test, not(tickwheel_loom)))]
+mod tests {
+    use super::*;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    /// A pass that panics lets the lock go: the next request becomes the
+    /// runner and runs, and the state is still there (poisoning ignored).
+    #[test]
+    fn a_pass_that_panics_lets_the_lock_go() {
+        let lock = PassLock::new(0u32);
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            lock.request(|passes| {
+                *passes += 1;
+                panic!("a pass panics");
+            })
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(lock.request(|passes| *passes += 1), Ran::Here);
+        assert_eq!(*lock.lock(), 2);
+    }
+
+    /// A request raised while the panicking pass ran (here, from inside it,
+    /// as a waker woken by a pass would) is not lost: it stays raised, and
+    /// the next runner takes it with its own and runs once for both.
+    #[test]
+    fn a_request_raised_during_a_panicking_pass_stays_raised() {
+        let lock = PassLock::new(0u32);
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            lock.request(|_| {
+                assert_eq!(lock.request(|_| unreachable!("left")), Ran::Elsewhere);
+                panic!("a pass panics");
+            })
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(lock.flags.load(Ordering::SeqCst), REQUESTED);
+        assert_eq!(lock.request(|passes| *passes += 1), Ran::Here);
+        assert_eq!(*lock.lock(), 1, "one pass for both requests");
+        assert_eq!(lock.flags.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_request_made_while_another_runs_is_left_to_it() {
+        let lock = PassLock::new(0u32);
+        let inner = lock.request(|passes| {
+            *passes += 1;
+            if *passes == 1 {
+                assert_eq!(lock.request(|_| unreachable!("left")), Ran::Elsewhere);
+            }
+        });
+        assert_eq!(inner, Ran::Here);
+        assert_eq!(*lock.lock(), 2, "the runner ran the request left to it");
     }
 }

@@ -10,18 +10,34 @@
 //!
 //! - the hook and the task run scans (whole passes) and arms;
 //! - a registration runs arms only. A scan it finds raised, or an arm whose
-//!   tick turns out due, is left raised, and the caller is told to ring the
-//!   driver task, which runs it. So a user's poll never scans.
+//!   tick turns out due, is left raised for the hook: the registration
+//!   arms the alarm for the first millisecond tokio has not processed
+//!   ([`Work::keep_hook`]), so tokio's next timer processing calls the
+//!   hook, whose pass runs the scan, whether or not the driver task gets a
+//!   turn. Only if tokio will not take that arm is the scan left to the
+//!   task, which the caller is told to ring. So a user's poll never scans,
+//!   and never leaves the wheel waiting for the task's turn.
 //!
 //! A pass that finds the task must end sets [`Stop`] once; from then on no
 //! request runs. A retirement is always run first, by whoever runs next.
 //! The loom models `loom_requests_*` check these rules over every
 //! interleaving, with a stand-in for the work.
+//!
+//! # A pass that panics
+//!
+//! The pass lock lets go as the panic unwinds (`pass_lock.rs`), and
+//! [`Requests::run`] catches it: the party raises the scan again (the
+//! panicking pass may have taken it), and runs the requests once more. If
+//! that panics too, the scan stays raised and the task is told. Either way
+//! no request is left to nobody, and the panic ends here, counted in
+//! [`Answer::panics`], not in tokio's timer processing or a user's poll.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use crate::engine::pass_lock::PassLock;
+use crate::engine::pass_lock::{PassLock, Ran};
 use crate::engine::sync::{AtomicBool, AtomicU64, AtomicU8};
+use crate::engine::unwind::drop_payload;
 
 /// Who asks, which decides what it may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +85,11 @@ pub(crate) enum Outcome {
     Armed,
     /// Nothing can come due: no alarm.
     Parked,
-    /// A scan this party may not run, or that ran out of rounds: left to
-    /// the task.
+    /// A scan this party may not run: the alarm is armed to call the hook
+    /// at tokio's next timer processing, and the hook's pass runs it.
+    LeftToHook,
+    /// A scan this party may not run and the alarm could not be armed for,
+    /// or that ran out of rounds: left to the task.
     LeftToTask,
     /// The task must end.
     Stop(Stop),
@@ -81,8 +100,12 @@ pub(crate) trait Work<T> {
     /// A whole pass: scan every busy shard, arm for the next busy tick.
     fn pass(&self, state: &mut T, wake_up: bool) -> Outcome;
     /// Arm for `tick` if the alarm would wake later; a tick already due is
-    /// a pass if `party` may scan, else `LeftToTask`.
+    /// a pass if `party` may scan, else [`Work::keep_hook`]'s answer.
     fn arm_for(&self, state: &mut T, tick: u64, party: Party) -> Outcome;
+    /// A scan is due that this party may not run: arm the alarm, if it
+    /// would wake later, for the first millisecond tokio has not processed
+    /// (`LeftToHook`), or, if tokio will not take that, `LeftToTask`.
+    fn keep_hook(&self, state: &mut T) -> Outcome;
     /// Retire the alarm for good.
     fn retire(&self, state: &mut T);
 }
@@ -122,19 +145,17 @@ impl<T> Requests<T> {
         }
     }
 
-    /// Asks for a whole pass. Returns whether the driver task must be told
-    /// (a scan left to it, or it must end); for the task itself, whether
-    /// its own pass ran out of rounds and left it a scan to run again.
-    #[must_use = "the driver task must be told when this returns true"]
-    pub(crate) fn pass(&self, party: Party, work: &impl Work<T>, wake_up: bool) -> bool {
+    /// Asks for a whole pass.
+    #[must_use = "the driver task must be told when the answer says so"]
+    pub(crate) fn pass(&self, party: Party, work: &impl Work<T>, wake_up: bool) -> Answer {
         // A swap, not a store (see `scan`).
         let _ = self.scan.swap(true, Ordering::SeqCst);
         self.run(party, work, wake_up)
     }
 
     /// A registration asks for the alarm to be armed no later than `tick`.
-    #[must_use = "the driver task must be told when this returns true"]
-    pub(crate) fn arm(&self, tick: u64, work: &impl Work<T>) -> bool {
+    #[must_use = "the driver task must be told when the answer says so"]
+    pub(crate) fn arm(&self, tick: u64, work: &impl Work<T>) -> Answer {
         self.arm.fetch_min(tick, Ordering::SeqCst);
         self.run(Party::Registration, work, true)
     }
@@ -143,9 +164,9 @@ impl<T> Requests<T> {
     /// requests now, before it lets go (the pass lock never lets go with a
     /// request raised, even once a stop is set: a first version did, and
     /// the loom models found a retirement left to nobody).
-    pub(crate) fn retire(&self, work: &impl Work<T>) {
+    pub(crate) fn retire(&self, work: &impl Work<T>) -> Answer {
         self.retire.store(true, Ordering::SeqCst);
-        let _ = self.run(Party::Task, work, false);
+        self.run(Party::Task, work, false)
     }
 
     /// Why the task must end, if it must.
@@ -183,12 +204,42 @@ impl<T> Requests<T> {
     }
 
     /// Runs every request raised so far, and those raised meanwhile, as far
-    /// as `party` may. Returns whether the task must be told (see `pass`).
-    fn run(&self, party: Party, work: &impl Work<T>, mut wake_up: bool) -> bool {
-        let mut tell_task = false;
-        // A pass run here answered `LeftToTask`.
-        let mut left_here = false;
-        self.lock.request(|state| {
+    /// as `party` may, containing a pass that panics (see the module docs).
+    fn run(&self, party: Party, work: &impl Work<T>, wake_up: bool) -> Answer {
+        let mut answer = Answer::default();
+        loop {
+            match catch_unwind(AssertUnwindSafe(|| self.run_once(party, work, wake_up))) {
+                Ok(this) => {
+                    answer.tell_task |= this.tell_task;
+                    answer.left_here |= this.left_here;
+                    answer.ran_here = this.ran_here;
+                    return answer;
+                }
+                Err(payload) => {
+                    drop_payload(payload);
+                    answer.panics += 1;
+                    // The pass may have taken the scan before it panicked.
+                    let _ = self.scan.swap(true, Ordering::SeqCst);
+                    if answer.panics > 1 {
+                        // Twice in a row: the scan stays raised for the
+                        // task. The task itself does not run it again at
+                        // once (a pass that always panics would spin): its
+                        // backstop runs it, a slack later.
+                        answer.tell_task = true;
+                        return answer;
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_once(&self, party: Party, work: &impl Work<T>, mut wake_up: bool) -> Answer {
+        let mut answer = Answer::default();
+        // A registration that could not keep the hook armed does not try
+        // again in this run (tokio answered "processed" for every instant
+        // it offered): the scan is the task's.
+        let mut hook_refused = false;
+        let ran = self.lock.request(|state| {
             if self.retire.load(Ordering::SeqCst) {
                 work.retire(state);
                 self.set_stop(Stop::Off);
@@ -203,30 +254,67 @@ impl<T> Requests<T> {
                 let _ = self.arm.swap(u64::MAX, Ordering::SeqCst);
                 work.pass(state, wake_up)
             } else {
-                // A scan raised while a registration runs is the task's.
-                tell_task |= self.scan.load(Ordering::SeqCst);
-                match self.arm.swap(u64::MAX, Ordering::SeqCst) {
+                let armed = match self.arm.swap(u64::MAX, Ordering::SeqCst) {
                     u64::MAX => Outcome::Armed,
                     tick => work.arm_for(state, tick, party),
+                };
+                // A scan raised while a registration runs (the hook's,
+                // called from inside an arm that tokio fired at once).
+                let raised = !party.may_scan() && self.scan.load(Ordering::SeqCst);
+                match armed {
+                    Outcome::Armed if raised && !hook_refused => work.keep_hook(state),
+                    Outcome::Armed if raised => Outcome::LeftToTask,
+                    other => other,
                 }
             };
             wake_up = true;
             match outcome {
                 Outcome::Stop(why) => {
                     self.set_stop(why);
-                    tell_task = true; // the task ends
+                    answer.tell_task = true; // the task ends
+                }
+                Outcome::LeftToHook => {
+                    let _ = self.scan.swap(true, Ordering::SeqCst);
                 }
                 Outcome::LeftToTask => {
                     let _ = self.scan.swap(true, Ordering::SeqCst);
-                    tell_task = true;
-                    left_here = true;
+                    answer.tell_task = true;
+                    answer.left_here = true;
+                    hook_refused |= !party.may_scan();
                 }
                 Outcome::Armed | Outcome::Parked => {}
             }
         });
-        match party {
-            Party::Task => left_here,
-            Party::Hook | Party::Registration => tell_task,
-        }
+        answer.ran_here = ran == Ran::Here;
+        answer
+    }
+}
+
+/// What [`Requests::run`] did, for the party that asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Answer {
+    /// A scan was left to the task, or the task must end.
+    tell_task: bool,
+    /// A pass run on this thread left a scan to the task.
+    left_here: bool,
+    /// This party ran the requests (rather than leaving them to the party
+    /// running passes now).
+    pub(crate) ran_here: bool,
+    /// Passes that panicked on this thread (contained).
+    pub(crate) panics: u32,
+}
+
+impl Answer {
+    /// Whether `party`, which asked, must ring the driver task: a scan was
+    /// left to it, or it must end. The task itself is never told by its own
+    /// request (see [`Answer::run_again`]).
+    pub(crate) fn tell(&self, party: Party) -> bool {
+        party != Party::Task && self.tell_task
+    }
+
+    /// For the task: its own pass ran out of rounds and left it a scan, to
+    /// run again once the tasks it woke had a turn.
+    pub(crate) fn run_again(&self) -> bool {
+        self.left_here
     }
 }

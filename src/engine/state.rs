@@ -41,6 +41,11 @@ pub(crate) struct Inner {
     /// Passes the driver task's backstop ran because the wheel had fallen
     /// behind (tokio did not call the driver's hook back in time).
     pub(crate) backstop_passes: AtomicU64,
+    /// Times the backstop found the wheel behind while another party held
+    /// the pass lock: its pass was left to that party.
+    pub(crate) backstop_lock_held: AtomicU64,
+    /// Driver passes that panicked (contained: see `requests.rs`).
+    pub(crate) pass_panics: AtomicU64,
     /// The timer looked for tokio's millisecond grid and did not find it
     /// (see `tokio_compat.rs`, assumption 2).
     pub(crate) grid_missed: bool,
@@ -110,6 +115,8 @@ impl Inner {
             clock_tick: AtomicU64::new(0),
             wake_panics: AtomicU64::new(0),
             backstop_passes: AtomicU64::new(0),
+            backstop_lock_held: AtomicU64::new(0),
+            pass_panics: AtomicU64::new(0),
             grid_missed,
             runtime: handle.clone(),
             drained: AtomicBool::new(false),
@@ -191,6 +198,12 @@ impl Inner {
                 .map(|shard| Arc::strong_count(shard) - 1)
                 .sum()
         })
+    }
+
+    /// Timers registered in the wheel now, over every shard (each locked in
+    /// turn).
+    pub(crate) fn pending(&self) -> usize {
+        self.shards.iter().map(|shard| shard.pending()).sum()
     }
 
     /// The earliest tick any shard needs processed (`u64::MAX`: none), read

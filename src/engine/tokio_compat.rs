@@ -17,7 +17,11 @@
 //! completes the sleep at once, and calls its waker (the hook) from inside
 //! `reset`: the pass lock leaves that call's request to the pass under way,
 //! and `Alarm::arm` never re-arms a boundary it is armed for, so the request
-//! ends in one pass that finds nothing to do. (tokio's alternative timer
+//! ends in one pass that finds nothing to do. Where the party under way may
+//! not scan (a registration re-arming for a tick tokio has processed and
+//! the wheel has not), the alarm, fired, is armed again for the first
+//! millisecond tokio has not processed (`Alarm::arm_soon`), so the hook
+//! runs the scan at tokio's next timer processing. (tokio's alternative timer
 //! queues the reset instead, answers "not yet", and fires it when its
 //! worker parks: `arm` then waits, correctly, a little longer.)
 //!

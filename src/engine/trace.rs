@@ -11,19 +11,36 @@
 //! `trace!("driver wake-up", ticks = n, fired = f)`. Events go to the
 //! `tickwheel` target, so a filter such as `tickwheel=trace` selects them
 //! without knowing the module layout.
+//!
+//! A subscriber is user code, called from inside driver passes (in tokio's
+//! timer processing), from the driver's exit guards and from a shutdown: a
+//! panic in it is contained at the event, as a waker's is, so a subscriber
+//! that panics loses that event and nothing else. (The process's panic hook
+//! still reports it.)
 
 #[cfg(feature = "tracing")]
 macro_rules! debug {
     ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
-        ::tracing::debug!(target: "tickwheel", $($field = $value,)* $msg)
+        $crate::engine::trace::contained(|| {
+            ::tracing::debug!(target: "tickwheel", $($field = $value,)* $msg)
+        })
     };
 }
 
 #[cfg(feature = "tracing")]
 macro_rules! trace {
     ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
-        ::tracing::trace!(target: "tickwheel", $($field = $value,)* $msg)
+        $crate::engine::trace::contained(|| {
+            ::tracing::trace!(target: "tickwheel", $($field = $value,)* $msg)
+        })
     };
+}
+
+/// Emits an event, containing a panic of the subscriber's.
+#[cfg(feature = "tracing")]
+#[inline]
+pub(crate) fn contained(event: impl FnOnce()) {
+    let _ = crate::engine::unwind::run_contained(event);
 }
 
 #[cfg(not(feature = "tracing"))]
