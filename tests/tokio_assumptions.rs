@@ -456,6 +456,91 @@ fn tokio_reset_registers_eagerly_and_answers_processed_at_once() {
     });
 }
 
+/// *Assumed:* a deadline at or before the instant tokio's time driver
+/// started falls in its first millisecond, which tokio counts as processed
+/// from the start: `processed` answers `true` for it at once, even on a
+/// runtime whose driver has not processed its timers since it started (a
+/// multi-thread runtime left idle parks a worker on the driver with no
+/// timeout: tokio's processed mark stays where it was, here at the start,
+/// 1.2 s back, so a deadline a second back answers "not processed"). Off
+/// the workers and on a worker, of a runtime just built, idle for 1.2 s, or
+/// just run; and on a paused current-thread runtime.
+///
+/// *Breaks in tickwheel:* the grid search (`on_tokio_grid`) tells tokio's
+/// usual timer from its alternative timer by a probe a century back (or at
+/// the earliest instant the platform has): tokio's usual timer must answer
+/// "processed" there, however stale its mark. If it did not, every search
+/// would take tokio's usual timer for the alternative one and give up: every
+/// whole-millisecond timer would report `grid_missed`, its ticks off tokio's
+/// grid and its sleeps up to 1 ms later than tokio's.
+#[test]
+fn tokio_counts_a_deadline_before_its_start_processed_however_long_it_idled() {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    let check = |flavour: &str, before_build: Instant| {
+        let now = Instant::now();
+        // Where the platform's `Instant` reaches a century back (it does on
+        // Linux and macOS); the instant read before the runtime was built
+        // is checked either way.
+        let far = now.checked_sub(CENTURY).into_iter();
+        for (what, deadline) in far
+            .map(|at| ("a century back", at))
+            .chain([("read before the runtime was built", before_build)])
+        {
+            assert!(
+                processed(deadline),
+                "{flavour}: tokio 1.x no longer answers \"processed\" for a deadline before its \
+                 time driver's start ({what}): tickwheel's grid search (`on_tokio_grid`) takes \
+                 tokio's usual timer for its alternative timer and gives up (`grid_missed` on \
+                 every whole-millisecond timer, its sleeps up to 1 ms later than tokio's)",
+            );
+        }
+    };
+    common::watchdog::within_30_s(move || {
+        for workers in [1, 2] {
+            let before_build = Instant::now();
+            let rt = Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()
+                .unwrap();
+            let flavour = format!("multi-thread, {workers} worker(s)");
+            {
+                let _rt = rt.enter();
+                check(
+                    &format!("{flavour}, just built, off the workers"),
+                    before_build,
+                );
+            }
+            // Idle: nothing wakes the worker parked on the driver (a probe
+            // answered "processed" registers nothing), so tokio's mark stays
+            // at the driver's start.
+            thread::sleep(Duration::from_millis(1_200));
+            {
+                let _rt = rt.enter();
+                check(
+                    &format!("{flavour}, idle 1.2 s, off the workers"),
+                    before_build,
+                );
+            }
+            rt.block_on(async {
+                sleep_until(Instant::now() + 3 * MS).await;
+                check(&format!("{flavour}, just run, in `block_on`"), before_build);
+                tokio::spawn(async move {
+                    check(&format!("{flavour}, on a worker"), before_build);
+                })
+                .await
+                .unwrap();
+            });
+        }
+        let before_build = Instant::now();
+        let paused = common::paused_runtime();
+        paused.block_on(async {
+            time::advance(Duration::from_secs(2)).await;
+            check("paused current-thread", before_build);
+        });
+    });
+}
+
 // ---------------------------------------------------------------------------
 // 4. The millisecond grid
 // ---------------------------------------------------------------------------
