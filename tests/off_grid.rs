@@ -6,14 +6,20 @@
 //! the driver never loops (each test runs under a watchdog), a wheel sleep
 //! is never woken before its deadline, and never after the `advance` that
 //! wakes `tokio::time::sleep_until` of its tick boundary.
+//!
+//! And on a clock that runs: a whole-millisecond timer built on a
+//! multi-thread runtime finds tokio's grid wherever it is built, however
+//! long the runtime has idled before.
 
 mod common;
 
 use std::time::Duration;
 
+use common::watchdog::within_30_s;
 use common::{block_on_current_thread, block_on_paused};
 use proptest::prelude::*;
 use tickwheel::Timer;
+use tokio::runtime::{Builder, Runtime};
 use tokio::time::{advance, Instant};
 use tokio_test::{assert_pending, assert_ready, task};
 
@@ -250,4 +256,112 @@ proptest! {
     ) {
         block_on_paused(model(tick_ns, slots, origin_ns, ops));
     }
+}
+
+/// The first boundary at or after `deadline` of the tick grid through
+/// `grid` (any tick boundary of a timer, such as `Timer::last_tick`), which
+/// may lie on either side of the deadline.
+fn grid_boundary(grid: Instant, tick: Duration, deadline: Instant) -> Instant {
+    let tick_ns = tick.as_nanos();
+    let ns = |n: u128| Duration::from_nanos(n as u64);
+    match deadline.checked_duration_since(grid) {
+        Some(since) => grid + ns(since.as_nanos().div_ceil(tick_ns) * tick_ns),
+        None => grid - ns(((grid - deadline).as_nanos() / tick_ns) * tick_ns),
+    }
+}
+
+/// Where a timer is built, for the grid test below.
+#[derive(Debug, Clone, Copy)]
+enum BuiltOn {
+    /// A `std::thread` of its own, with `Builder::runtime(handle)`.
+    Thread,
+    /// Inside `rt.block_on(..)` (where `#[tokio::main]`'s body runs), with
+    /// `Timer::new()`.
+    BlockOn,
+    /// A task on one of the runtime's workers, with `Timer::new()`.
+    Worker,
+}
+
+/// A multi-thread runtime of `workers` workers, and the instants read just
+/// before and just after building it: tokio's time driver starts, and its
+/// millisecond grid counts, from an instant between the two. The narrowest
+/// of a few builds, so that a grid point that is not tokio's rarely falls
+/// inside the bracket by chance.
+fn bracketed_runtime(workers: usize) -> (Runtime, Instant, Instant) {
+    (0..8)
+        .map(|_| {
+            let from = Instant::now();
+            let rt = Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()
+                .expect("a multi-thread runtime");
+            (rt, from, Instant::now())
+        })
+        .min_by_key(|(_, from, by)| *by - *from)
+        .expect("eight builds")
+}
+
+/// Issue 39, item 2: a 1 ms timer built off the workers of a multi-thread
+/// runtime that had idled for 1.2 s missed tokio's grid (`grid_missed`, its
+/// tick boundaries 0.2-0.6 ms off tokio's milliseconds, so its sleeps fired
+/// up to 1 ms after tokio's own for its whole life), from a `std::thread`
+/// or inside `block_on`, and now and then on a worker too. An idle runtime
+/// leaves tokio's timers unprocessed (no worker wakes to process them), so
+/// tokio's processed mark lay 1.2 s back, and the search took a deadline a
+/// second back answering "not processed" for tokio's alternative timer.
+///
+/// Every way of building it, on one worker and on two, finds the grid, and
+/// the grid found is tokio's: tokio's time driver starts inside the
+/// runtime's `build()`, so the first tick boundary at or after the instant
+/// read before `build()` comes no later than the instant read after it.
+#[test]
+fn a_timer_built_anywhere_after_the_runtime_idled_a_second_finds_tokios_grid() {
+    within_30_s(|| {
+        let cases: Vec<_> = [1, 2]
+            .into_iter()
+            .flat_map(|workers| {
+                [BuiltOn::Thread, BuiltOn::BlockOn, BuiltOn::Worker]
+                    .map(|on| (workers, on, bracketed_runtime(workers)))
+            })
+            .collect();
+        // Idle together: no task, no timer, nothing wakes a worker.
+        std::thread::sleep(Duration::from_millis(1_200));
+        let mut failures = Vec::new();
+        for (workers, on, (rt, from, by)) in cases {
+            let timer = match on {
+                BuiltOn::Thread => {
+                    let handle = rt.handle().clone();
+                    std::thread::spawn(move || Timer::builder().runtime(handle).build())
+                        .join()
+                        .expect("the thread builds a timer")
+                        .expect("the default tick")
+                }
+                BuiltOn::BlockOn => rt.block_on(async { Timer::new() }),
+                BuiltOn::Worker => rt
+                    .block_on(rt.spawn(async { Timer::new() }))
+                    .expect("the task builds a timer"),
+            };
+            assert_eq!(timer.tick(), MS);
+            let first = grid_boundary(timer.last_tick(), MS, from);
+            if timer.stats().grid_missed {
+                failures.push(format!(
+                    "{workers} worker(s), built on {on:?}: tokio's grid not found (`grid_missed`; \
+                     first tick boundary {:?} after the runtime's build began, tokio's time \
+                     driver started within {:?})",
+                    first - from,
+                    by - from,
+                ));
+            } else if first - from > by - from {
+                failures.push(format!(
+                    "{workers} worker(s), built on {on:?}: the grid found is not tokio's: its \
+                     first tick boundary after the runtime's build began came {:?} after it, and \
+                     tokio's time driver started within {:?}",
+                    first - from,
+                    by - from,
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
 }

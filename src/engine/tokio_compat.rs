@@ -39,21 +39,43 @@
 //!
 //! *Assumed:* `Sleep::reset` registers the sleep with tokio's wheel without
 //! a poll, and `is_elapsed()` right after it says whether tokio has already
-//! processed the deadline's millisecond. The grid search below probes tokio
-//! with this.
+//! processed the deadline's millisecond: whether the deadline lies at or
+//! before tokio's *processed mark*, the end of the last millisecond its
+//! time driver processed, always a point of its millisecond grid. A
+//! deadline before the time driver's start falls in its first millisecond,
+//! which counts as processed from the start: it answers "processed" however
+//! long ago tokio last processed its timers. The grid search below probes
+//! tokio with this.
+//!
+//! The mark may lie far back: tokio's time driver processes its timers only
+//! when a thread parks on it and wakes (an idle multi-thread runtime's
+//! worker parks there with no timeout while no timer is due), so a runtime
+//! idle for a second has its mark a second back. The search takes that mark
+//! as it finds it; the probe's registration of a later deadline wakes the
+//! parked worker, which processes and moves the mark up to the current
+//! millisecond while the search may still be running, and the search
+//! checks its result and, if the mark outran it, searches again once the
+//! worker has had a moment to run. (A search that required a deadline a
+//! second back to answer "processed" missed the grid off the workers of a
+//! runtime idle for a second, and now and then on a worker of one.)
 //!
 //! *If it stops:* the grid search finds no processed deadline and gives up
 //! (`None`): the timer keeps its own origin, its whole-millisecond ticks lie
 //! off tokio's grid, and its sleeps may fire up to 1 ms later than tokio's
 //! (never earlier). `Stats::grid_missed` says so, and a `tracing` event
-//! ("tokio's millisecond grid not found") is emitted at build. On tokio's
-//! alternative timer this is what happens on a worker, and usually off the
-//! workers, where a probe races them: a "processed" answer there is true
-//! and a "not processed" one may be early, so the search finds tokio's
-//! grid only when the workers answered every probe it checks. *Tests:*
-//! `tokio_reset_registers_eagerly_and_answers_processed_at_once` (canary),
-//! `grid_points_found_at_different_moments_are_whole_milliseconds_apart`
-//! (below), `tests/alt_timer.rs`.
+//! ("tokio's millisecond grid not found") is emitted at build. If a deadline
+//! before the runtime's start stopped answering "processed" on tokio's
+//! usual timer, every search would take it for the alternative timer and
+//! give up the same way. On tokio's alternative timer this is what happens
+//! on a worker, and usually off the workers, where a probe races them: a
+//! "processed" answer there is true and a "not processed" one may be early,
+//! so the search finds tokio's grid only when the workers answered every
+//! probe it checks. *Tests:*
+//! `tokio_reset_registers_eagerly_and_answers_processed_at_once`,
+//! `tokio_counts_a_deadline_before_its_start_processed_however_long_it_idled`
+//! (canaries), `grid_points_found_at_different_moments_are_whole_milliseconds_apart`
+//! (below), `off_grid::a_timer_built_anywhere_after_the_runtime_idled_a_second_finds_tokios_grid`,
+//! `tests/alt_timer.rs`.
 //!
 //! # 3. Deadlines round up to whole milliseconds from the driver's start
 //!
@@ -166,66 +188,142 @@ pub(crate) fn early_arm(boundary: Instant) -> Instant {
 /// is not public, so it is found from what tokio's time driver tells of it:
 /// a tokio sleep for a deadline in a millisecond tokio has already processed
 /// completes on its first poll, and one for any later deadline does not. The
-/// last processed millisecond's end is a grid point; a binary search over
-/// deadlines finds it to the nanosecond, with about 40 sleeps registered and
-/// dropped (some microseconds, once per timer).
+/// last processed millisecond's end, tokio's *processed mark*, is a grid
+/// point; a binary search over deadlines finds it to the nanosecond, with
+/// about 40 to 100 sleeps registered and dropped (some microseconds, once
+/// per timer).
 ///
-/// Another thread may run tokio's time driver during the search (a
-/// multi-thread runtime's worker parks on it), moving the processed mark on
-/// between two probes, and probes answered at different moments need not
-/// meet at a grid point. So the point found is checked: the mark is always a
-/// grid point, and a point `p` that was seen processed while `p + 1 ns` is
-/// still not processed after the search is the mark itself. A search the
-/// mark outran is tried again, up to [`GRID_ATTEMPTS`] times.
+/// The mark is wherever tokio's time driver last processed its timers,
+/// which may be long ago: a runtime with no timer due processes them only
+/// when a worker wakes (a worker parks on the time driver with no timeout),
+/// so after an idle second the mark lies a second back. It is a grid point
+/// all the same. But a probe for a deadline past the mark wakes the worker
+/// parked on the driver, which then processes its timers, moving the mark
+/// up to the current millisecond; and another thread may run the driver
+/// anyway (a busy worker's maintenance), moving it on between two probes.
+/// Probes answered at different moments need not meet at a grid point, so
+/// the point found is checked: the mark is always a grid point, and a point
+/// `p` that was seen processed while `p + 1 ns` is still not processed after
+/// the search is the mark itself. A search the mark outran is tried again,
+/// after [`GRID_PAUSE`] (probes in a tight loop keep the driver's lock and
+/// the CPU from the worker that is to move the mark: it then took
+/// milliseconds, against a tenth of one with the pause), for up to
+/// [`GRID_PATIENCE`].
 ///
 /// A timer whose answers do not describe a grid is not trusted: tokio's
 /// alternative timer queues a reset made off its workers and answers
-/// "processed" or not depending on whether a worker got to the queue first.
-/// So a deadline a second back must answer "processed", and two searches
-/// must find marks a whole number of milliseconds apart (random answers
-/// almost never do), or the grid counts as not found. Its "processed"
-/// answers are true (a worker filed the probe after processing its
-/// millisecond), so a grid found there is tokio's.
+/// "processed" or not depending on whether a worker got to the queue first
+/// (and on a worker it answers "not processed" for every deadline). So a
+/// deadline before the runtime's start must answer "processed" (tokio's
+/// usual timer counts every such deadline in its first millisecond,
+/// processed from the start, however stale its mark: assumption 2), and two
+/// searches must find marks a whole number of milliseconds apart (random
+/// answers almost never do), or the grid counts as not found, at once. Its
+/// "processed" answers are true (a worker filed the probe after processing
+/// its millisecond), so a grid found there is tokio's.
 pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
     // `reset` registers the sleep without polling it (so without a waker,
     // and without the poll's panic on a runtime shutting down, where every
-    // registration completes at once and the search below finds nothing).
+    // registration completes at once: see `Search::ShutDown`).
     let processed = |deadline: Instant| {
         let mut sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
         sleep.as_mut().reset(deadline);
         sleep.is_elapsed()
     };
-    let long_ago = origin.checked_sub(Duration::from_secs(1));
+    let before_start = before_any_runtime(origin);
     let checked_mark = || {
-        // tokio's usual timer calls any deadline a second back processed
-        // (one before its start falls in its first millisecond, which it
-        // counts as processed from the start); a timer that does not is
-        // not the grid this search knows.
-        if long_ago.is_some_and(|long_ago| !processed(long_ago)) {
-            return None;
+        if !processed(before_start) {
+            return Err(Search::NotTokiosGrid);
         }
         // Searched from the clock's reading now, not `origin`: a thread
         // held up since `origin` was read (a loaded host) finds tokio past
         // it, and a search that took `origin + 2 ms` for not processed would
         // end on that bound, and fail its check, on every attempt.
-        let mark = processed_mark(Instant::now().max(origin), &processed)?;
+        let mark = processed_mark(Instant::now().max(origin), before_start, &processed);
         // Still not processed after the search: `mark` is the mark itself.
-        (!processed(mark + Duration::from_nanos(1))).then_some(mark)
-    };
-    for _ in 0..GRID_ATTEMPTS {
-        let (Some(first), Some(second)) = (checked_mark(), checked_mark()) else {
-            continue;
-        };
-        let apart = if second >= first {
-            second - first
+        if !processed(mark + Duration::from_nanos(1)) {
+            Ok(mark)
+        } else if processed(Instant::now() + Duration::from_secs(3600)) {
+            Err(Search::ShutDown)
         } else {
-            first - second
-        };
-        if apart.as_nanos() % 1_000_000 == 0 {
-            return Some(last_grid_point(second, origin));
+            Err(Search::Outran)
+        }
+    };
+    let give_up = std::time::Instant::now() + GRID_PATIENCE;
+    loop {
+        let found = checked_mark().and_then(|first| {
+            let second = checked_mark()?;
+            let apart = if second >= first {
+                second - first
+            } else {
+                first - second
+            };
+            if apart.as_nanos() % 1_000_000 == 0 {
+                Ok(second)
+            } else {
+                Err(Search::NotTokiosGrid)
+            }
+        });
+        match found {
+            Ok(mark) => return Some(last_grid_point(mark, origin)),
+            Err(Search::Outran) if std::time::Instant::now() < give_up => {
+                std::thread::sleep(GRID_PAUSE);
+            }
+            Err(_) => return None,
         }
     }
-    None
+}
+
+/// Why a grid search found no mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Search {
+    /// The processed mark moved on while the search ran: try again.
+    Outran,
+    /// The answers describe no grid of tokio's usual timer (a deadline
+    /// before the runtime's start not processed, or two marks a fraction of
+    /// a millisecond apart): tokio's alternative timer.
+    NotTokiosGrid,
+    /// A deadline an hour ahead answers processed: the time driver is
+    /// shutting down, and completes every registration at once.
+    ShutDown,
+}
+
+/// How long [`on_tokio_grid`] keeps searching while tokio's processed mark
+/// outruns its searches (it settles within a fraction of a millisecond of
+/// the first probe that wakes the worker parked on the time driver; a
+/// loaded host may keep that worker from running for some milliseconds).
+const GRID_PATIENCE: Duration = Duration::from_millis(100);
+
+/// The pause between two searches of [`on_tokio_grid`] that the mark
+/// outran, for the worker that moves it to run.
+const GRID_PAUSE: Duration = Duration::from_micros(100);
+
+/// An instant before the start of any runtime this process can have: a
+/// century before `from`, or, where the platform's `Instant` cannot reach
+/// so far back (one counted from the machine's boot), the earliest instant
+/// it can.
+fn before_any_runtime(from: Instant) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    from - farthest_back(CENTURY, |back| from.checked_sub(back).is_some())
+}
+
+/// `limit` if `reaches(limit)`, or else the longest duration below it that
+/// `reaches` (true for zero, and for every duration below one it is true
+/// for), to the nanosecond.
+fn farthest_back(limit: Duration, reaches: impl Fn(Duration) -> bool) -> Duration {
+    if reaches(limit) {
+        return limit;
+    }
+    let (mut reached, mut missed) = (Duration::ZERO, limit);
+    while missed - reached > Duration::from_nanos(1) {
+        let mid = reached + (missed - reached) / 2;
+        if reaches(mid) {
+            reached = mid;
+        } else {
+            missed = mid;
+        }
+    }
+    reached
 }
 
 /// The last point at or before `origin` of the millisecond grid through
@@ -245,29 +343,28 @@ fn last_grid_point(mark: Instant, origin: Instant) -> Instant {
     }
 }
 
-/// How many times [`on_tokio_grid`] searches before it gives up and keeps
-/// the instant it was given.
-const GRID_ATTEMPTS: usize = 4;
-
 /// Binary search for the last deadline `processed` answers `true` for,
 /// starting at `now` (the clock's reading, which tokio cannot have
-/// processed past): tokio's processed mark, if it did not move meanwhile.
-/// `None` if no processed deadline is found within an hour back.
-fn processed_mark(now: Instant, processed: &impl Fn(Instant) -> bool) -> Option<Instant> {
+/// processed past) and going back as far as `floor`, a deadline `processed`
+/// answered `true` for: tokio's processed mark, if it did not move
+/// meanwhile.
+fn processed_mark(now: Instant, floor: Instant, processed: &impl Fn(Instant) -> bool) -> Instant {
     const MS: Duration = Duration::from_millis(1);
     // Not processed: tokio has not reached the millisecond after `now`'s.
     let mut after = now + 2 * MS;
-    // Processed: some deadline far enough back.
+    // Processed: a deadline far enough back, found by an exponential
+    // back-off (a mark left a second back by an idle runtime takes a dozen
+    // steps), or `floor`.
     let mut back = MS;
     let mut before = loop {
-        let at = now.checked_sub(back)?;
-        if processed(at) {
-            break at;
+        match now.checked_sub(back).filter(|at| *at > floor) {
+            Some(at) if processed(at) => break at,
+            Some(at) => {
+                after = at;
+                back *= 2;
+            }
+            None => break floor,
         }
-        after = at;
-        back = back
-            .checked_mul(2)
-            .filter(|b| *b <= Duration::from_secs(3600))?;
     };
     // `before` is processed, `after` is not: the mark lies between, at the
     // last processed nanosecond.
@@ -279,7 +376,7 @@ fn processed_mark(now: Instant, processed: &impl Fn(Instant) -> bool) -> Option<
             after = mid;
         }
     }
-    Some(before)
+    before
 }
 
 #[cfg(test)]
@@ -305,6 +402,34 @@ mod tests {
             last_grid_point(origin + ns(1), origin),
             origin - ns(999_999)
         );
+    }
+
+    /// The farthest a platform's `Instant` reaches back is found to the
+    /// nanosecond, and the limit is taken where it reaches that far.
+    #[test]
+    fn the_farthest_reach_back_is_found_to_the_nanosecond() {
+        let limit = Duration::from_secs(100 * 365 * 24 * 3600);
+        let floor = Duration::from_nanos(123_456_789_012);
+        assert_eq!(farthest_back(limit, |back| back <= floor), floor);
+        assert_eq!(farthest_back(limit, |_| true), limit);
+        assert_eq!(farthest_back(limit, |back| back.is_zero()), Duration::ZERO);
+        let origin = Instant::now();
+        assert!(before_any_runtime(origin) < origin);
+    }
+
+    /// On a runtime whose time driver has shut down, tokio completes every
+    /// registration at once: the search says at once that there is no grid
+    /// (it neither takes the mark for one that keeps moving, searching for
+    /// `GRID_PATIENCE`, nor finds a grid point).
+    #[test]
+    fn a_search_on_a_shut_down_runtime_gives_up_at_once() {
+        let rt = one_worker_runtime();
+        let handle = rt.handle().clone();
+        drop(rt);
+        let _runtime = handle.enter();
+        let start = std::time::Instant::now();
+        assert_eq!(on_tokio_grid(Instant::now()), None);
+        assert!(start.elapsed() < GRID_PATIENCE / 2, "{:?}", start.elapsed());
     }
 
     /// A real-time runtime with one worker, which parks on tokio's time
