@@ -56,7 +56,7 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// What tickwheel's grid search asks tokio (`processed` in
-/// `src/engine/clock.rs`): a sleep never polled, registered by `reset`,
+/// `src/engine/tokio_compat.rs`): a sleep never polled, registered by `reset`,
 /// answers `is_elapsed()` at once for a deadline in a millisecond tokio has
 /// already processed. Must run inside a runtime's context.
 fn processed(deadline: Instant) -> bool {
@@ -404,7 +404,7 @@ async fn probe_and_register(flavour: &str, fired: Instant, later: Instant) {
 /// real-clock multi-thread runtime.
 ///
 /// *Breaks in tickwheel:* the grid search (`on_tokio_grid` in
-/// `src/engine/clock.rs`) asks exactly this, about 40 times, to find tokio's
+/// `src/engine/tokio_compat.rs`) asks exactly this, about 40 times, to find tokio's
 /// millisecond grid; it registers by `reset` so that it needs no waker and
 /// no poll (which would panic on a runtime shutting down). Without it, the
 /// timer's origin stays off the grid and its sleeps are rounded twice.
