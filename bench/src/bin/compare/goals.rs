@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use crate::results::{every_rep, fmt_spread, median, paired, ratio, PerRep, Results, Spread};
 use crate::runs::Variant;
-use crate::systems::{Busy, Http, Shards, Sys, TaskSleeps, Work};
+use crate::systems::{Busy, Http, LatePoll, Shards, Sys, TaskSleeps, Work};
 
 /// How the run that produced a figure was set up.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -114,6 +114,9 @@ pub enum Bound {
     AtLeast(f64),
     /// At most the reference's plus this, in the figure's unit (medians).
     Plus(f64),
+    /// At most this many times the reference's plus this, in the figure's
+    /// unit, in every repetition (repetition k against the reference's k).
+    RatioPlusEveryRep(f64, f64),
     /// 0 in every repetition.
     Zero,
     /// Above 0 in every repetition (else a "0 early" beside it checked
@@ -244,6 +247,12 @@ const BUSY: [Work; 4] = [
     Work::W12(Busy::W1T1000),
     Work::W12(Busy::W2T100),
     Work::W12(Busy::W2T1000),
+];
+const LATE_POLL: [Work; 4] = [
+    Work::W14(LatePoll::LATE_1),
+    Work::W14(LatePoll::LATE_2),
+    Work::W14(LatePoll::BASE_1),
+    Work::W14(LatePoll::BASE_2),
 ];
 const HTTP_BASE: [Work; 4] = [
     Work::W10(Http::BASE_1X32),
@@ -412,6 +421,18 @@ pub const GOALS: &[Goal] = &[
         cond("blocked", tw("probes_blocked"), Bound::Shown, "").against(tokio("probes_blocked"), "tokio's").digits(0),
         shown("tokio alt timer p99.9", tokio("reg_p999_us").at(Setting::AltTimer), "us", 2),
     ], TOKIO, "registering a sleep never waits for, or does, the wake-ups of a burst"),
+    goal("W14 late first poll", "W14",
+        "1 or 2 workers busy with 1,000 tasks; 200 tasks' sleeps, each beside a tokio sleep, with and without a task whose sleep is first polled after its tick",
+        &LATE_POLL, &[
+        cond("other wheel sleeps' p99 at the waker", tw("wheel_p99_ms"), Bound::RatioPlusEveryRep(1.5, 1.0), "ms")
+            .against(tw("tokio_p99_ms"), "tokio's p99"),
+        none("wheel sleeps early", "wheel_early"),
+        cond("p50", tw("wheel_p50_ms"), Bound::Shown, "ms").against(tw("tokio_p50_ms"), "tokio's"),
+        cond("woken 10 ms late or more", tw("wheel_late_10ms"), Bound::Shown, "").against(tw("tokio_late_10ms"), "tokio's").digits(0),
+    ], "tokio::time, the same runtime and moments",
+    "one sleep awaited after its tick (made before some work, or a select! arm built early) leaves the \
+     other sleeps on its timer as timely as tokio's, instead of waiting for the driver task's turn in a \
+     long run queue"),
     goal("W10 HTTP service", "W10", "a hyper server under wrk, baseline shape, 1 or 2 workers x 32 or 1,000 connections",
         &HTTP_BASE, &HTTP, TOKIO,
         "swapping tokio's timers for tickwheel's in a real service costs no CPU and no tail latency, and \
@@ -499,6 +520,9 @@ impl Condition {
             Bound::AtMost(x) => format!("{what} <= {x}{unit} (median)"),
             Bound::AtLeast(x) => format!("{what} >= {x}{unit} (median)"),
             Bound::Plus(x) => format!("{what} <= {reference} + {x}{unit} (medians)"),
+            Bound::RatioPlusEveryRep(x, plus) => {
+                format!("{what} <= {x} x {reference} + {plus}{unit} in every repetition")
+            }
             Bound::Zero => format!("{what}: 0 in every repetition"),
             Bound::Some => format!("{what}: some in every repetition"),
             Bound::Shown => return None,
@@ -535,7 +559,10 @@ impl Condition {
                 ", {name} {}{unit}",
                 fmt_spread(spread(t_rep), self.digits)
             );
-            if let (Some(x), false) = (x, matches!(self.bound, Bound::Plus(_))) {
+            // A bound with a constant term is no ratio; the repetitions
+            // then say how each compared.
+            let no_ratio = matches!(self.bound, Bound::Plus(_) | Bound::RatioPlusEveryRep(..));
+            if let (Some(x), false) = (x, no_ratio) {
                 let _ = write!(detail, ": {x:.2}x");
             }
         }
@@ -564,6 +591,27 @@ impl Condition {
             Bound::AtMost(max) => m.map(|m| m <= max),
             Bound::AtLeast(min) => m.map(|m| m >= min),
             Bound::Plus(plus) => m.zip(t).map(|(m, t)| m <= t + plus),
+            Bound::RatioPlusEveryRep(max, plus) => {
+                let pairs: Vec<(usize, f64, f64)> = theirs
+                    .as_ref()
+                    .map(|(t, _)| paired(&mine, t))
+                    .unwrap_or_default();
+                let digits = self.digits;
+                let by_rep: Vec<String> = pairs
+                    .iter()
+                    .map(|&(_, a, b)| format!("{a:.digits$} (bound {:.digits$})", max * b + plus))
+                    .collect();
+                detail = format!(
+                    "{} by repetition: {}; {detail}",
+                    self.what,
+                    by_rep.join(", ")
+                );
+                let margins: PerRep = pairs
+                    .into_iter()
+                    .map(|(k, a, b)| (k, a - (max * b + plus)))
+                    .collect();
+                every_rep(&margins, reps, |over| over <= 0.0)
+            }
             Bound::Zero => every_rep(&mine, reps, |v| v == 0.0),
             Bound::Some => every_rep(&mine, reps, |v| v > 0.0),
             Bound::Shown => return (None, detail),
@@ -1472,6 +1520,69 @@ mod tests {
         assert_eq!(
             met(&with([1.0; 2], [5e4; 2], [0.0, 1.0]), name),
             Some(false)
+        );
+    }
+
+    /// W14 in `late` over two repetitions: the wheel's p99 and early per
+    /// repetition against tokio's p99 4 ms, both from tickwheel's child.
+    fn w14(late: LatePoll, wheel_p99: [f64; 2], early: [f64; 2]) -> Results {
+        let mut r = Results::new(2);
+        let work = Work::W14(late);
+        let plain = Variant::Plain;
+        add(
+            &mut r,
+            work,
+            "wheel_p99_ms",
+            &[(Sys::Tickwheel, plain, &wheel_p99)],
+        );
+        add(
+            &mut r,
+            work,
+            "tokio_p99_ms",
+            &[(Sys::Tickwheel, plain, &[4.0; 2])],
+        );
+        add(
+            &mut r,
+            work,
+            "wheel_early",
+            &[(Sys::Tickwheel, plain, &early)],
+        );
+        r
+    }
+
+    #[test]
+    fn w14_is_judged_against_tokio_in_the_same_child_with_a_ms_of_slack() {
+        for late in LatePoll::ALL {
+            let name = format!("W14 late first poll, {}", late.label());
+            // 1.5 x 4 ms + 1 ms = 7 ms, in each repetition.
+            let v = verdict(&w14(late, [6.0, 7.0], [0.0; 2]), &name);
+            assert_eq!(v.met, Some(true), "{name}: {}", v.detail);
+            assert_eq!(
+                v.rule,
+                "other wheel sleeps' p99 at the waker <= 1.5 x tokio's p99 + 1 ms in every \
+                 repetition; wheel sleeps early: 0 in every repetition"
+            );
+            assert!(
+                v.detail.starts_with(
+                    "other wheel sleeps' p99 at the waker by repetition: 6.00 (bound 7.00), \
+                     7.00 (bound 7.00); other wheel sleeps' p99 at the waker 6.00 / 6.50 / \
+                     7.00 ms, tokio's p99 4.00 ms; wheel sleeps early 0"
+                ),
+                "{}",
+                v.detail
+            );
+            // One repetition's stall is enough: the median would hide it.
+            assert_eq!(met(&w14(late, [40.0, 4.0], [0.0; 2]), &name), Some(false));
+            assert_eq!(met(&w14(late, [7.1; 2], [0.0; 2]), &name), Some(false));
+            assert_eq!(met(&w14(late, [4.0; 2], [0.0, 1.0]), &name), Some(false));
+            // Its own configuration's figures only.
+            let other = LatePoll::ALL.into_iter().find(|&o| o != late).unwrap();
+            assert_eq!(met(&w14(other, [4.0; 2], [0.0; 2]), &name), None);
+        }
+        assert_eq!(
+            LatePoll::LATE_2.label(),
+            "2 workers, with the late task",
+            "the verdicts' names"
         );
     }
 

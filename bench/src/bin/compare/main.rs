@@ -1,10 +1,10 @@
-//! Every workload of the comparison (W1-W13), for tickwheel,
+//! Every workload of the comparison (W1-W14), for tickwheel,
 //! `tokio::time`, tokio's alternative timer (multi-thread workloads) and
 //! `pingora-timeout`, and the delay-queue workloads (DQ1-DQ3, tickwheel's
 //! `DelayQueue` against tokio-util's), in one run: a table of absolute
 //! figures (min / median / max over the repetitions) and ratios of the
 //! medians to `tokio::time`'s (tokio-util's for the delay queues), W8's,
-//! W9's, W11's, W12's, W13's and W10's own tables, a MET/MISSED line per
+//! W9's, W11's, W12's, W13's, W14's and W10's own tables, a MET/MISSED line per
 //! performance goal (the goals are data, in `goals`: `--goals` prints them
 //! as BENCHMARKS.md holds them), and the W1-W7 ratios as a text chart and an
 //! SVG chart.
@@ -17,6 +17,7 @@
 //! cargo run --release -p tickwheel-bench -- --quick --workloads w13
 //! cargo run --release -p tickwheel-bench -- --quick --alt-timer --workloads w1mt,w12 # on the alt timer too
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w9,w11 # W9's shapes, W11
+//! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w14 # W14 alone: under a minute
 //! cargo run --release -p tickwheel-bench -- --goals  # the goal table, in markdown
 //! sh bench/scripts/install-wrk.sh                     # wrk, for W10 (Debian package)
 //! cargo run --release -p tickwheel-bench -- --no-alt-timer --workloads w10 # W10 alone: about 10 minutes
@@ -24,8 +25,9 @@
 //!
 //! `--workloads` runs only the workloads it names (comma-separated, as
 //! `--child` names them, or `w9` for W9's six shapes and runtimes, `w11` for
-//! W11's three shard counts, `w12` for W12's four configurations, `w10` for
-//! W10's six, `w10-base` for its four baseline ones); the goals of the
+//! W11's three shard counts, `w12` for W12's four configurations, `w14` for
+//! W14's four, `w14-late` for its two with the late task, `w10` for W10's
+//! six, `w10-base` for its four baseline ones); the goals of the
 //! others say NO DATA, and the charts of the last full run are left as they
 //! are.
 //!
@@ -146,6 +148,19 @@
 //!   p50 / p99 / p99.9 / max, how many saw the thread block or be
 //!   preempted, the drops' p99.9 / max, the burst's length, sleeps early;
 //!   see `registrations`.
+//! - W14 a late first poll: a multi-thread runtime of 1 or 2 workers
+//!   saturated by 1,000 tasks (50 us of work, then `yield_now`); one
+//!   `tickwheel::Timer`; 200 tasks each make five pairs of a wheel sleep
+//!   and a `tokio::time::sleep` of the same pseudo-random 5-11 ms, made
+//!   together and awaited together, each through a waker that stamps its
+//!   first call. With the late task (`w14-late-1`, `w14-late-2`), one more
+//!   task loops on a 1 ms wheel sleep made, 3 ms of work, then the sleep
+//!   awaited (its first poll after its tick); without it (`w14-base-1`,
+//!   `w14-base-2`) the scene is the same otherwise. Lateness at the waker
+//!   (that first call less `Instant::now() + d` read before the pair was
+//!   made) p50 / p99 / max for each system's measured sleeps, both from the
+//!   one child of each configuration (run as `tickwheel`); see
+//!   `late_poll`.
 //! - W10 an HTTP service under a real load generator: a
 //!   hyper 1.x HTTP/1 server with keep-alive on a loopback port (the child)
 //!   driven by `wrk -t2 -c<32|1000> -d10s --latency` (2 s with `--quick`),
@@ -188,7 +203,8 @@
 //!  ├─ options   the command line
 //!  ├─ workloads (W1-W6), resets (W7), trickle (W8), task_sleeps (W9),
 //!  │  http (W10) ── wrk, shards (W11: trickle, task_sleeps), busy (W12:
-//!  │  trickle), registrations (W13), delay_queue (DQ1-DQ3)
+//!  │  trickle), registrations (W13), late_poll (W14: busy), delay_queue
+//!  │  (DQ1-DQ3)
 //!  │   └─ leaves: systems (Sys, Work, Sizes, Figures), rng, measure
 //! ```
 //!
@@ -202,6 +218,7 @@ mod chart;
 mod delay_queue;
 mod goals;
 mod http;
+mod late_poll;
 mod measure;
 mod options;
 mod registrations;
@@ -309,6 +326,7 @@ fn run_child(work: Work, sys: Sys, sizes: Sizes) -> Figures {
         Work::W11(shards) => shards::run_w11(shards, sys, sizes, out_),
         Work::W12(busy) => busy::run_w12(busy, sys, sizes, out_),
         Work::W13 => registrations::run_w13(sys, sizes, out_),
+        Work::W14(late) => late_poll::run_w14(late, sys, out_),
         Work::W10(http) => http::run_w10(http, sys, sizes, out_),
         Work::Dq1 | Work::Dq2 | Work::Dq3 => delay_queue::run_dq(work, sys, sizes, out_),
     }

@@ -114,7 +114,7 @@ pub fn context_switches() -> u64 {
 }
 
 // ---------------------------------------------------------------------------
-// Lateness percentiles (W6, W8, DQ1)
+// Lateness percentiles (W6, W8, W12, W14, DQ1)
 
 /// A lateness slot no completion has written yet.
 pub const NOT_FIRED: i64 = i64::MIN;
@@ -151,6 +151,12 @@ impl Lateness {
 
     pub fn max_ms(&self) -> f64 {
         self.ms_at(1.0)
+    }
+
+    /// Samples at least `d` late.
+    pub fn at_least(&self, d: std::time::Duration) -> usize {
+        let ns = d.as_nanos() as i64;
+        self.0.len() - self.0.partition_point(|&l| l < ns)
     }
 
     /// Samples that fired before their deadline.

@@ -9,6 +9,7 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
        compare --child <w1ct|w1mt|w2|w3|w4|w5|w6|w7|w8|w8mt|w9ct|w9mt|
                         w9ct-joinset|w9mt-joinset|w9ct-notify|w9mt-notify|w11-4|w11-16|w11-64|
                         w12-1x100|w12-1x1000|w12-2x100|w12-2x1000|w13|
+                        w14-base-1|w14-late-1|w14-base-2|w14-late-2|
                         w10-base-1x32|w10-base-1x1000|w10-base-2x32|w10-base-2x1000|
                         w10-outlive-2x1000|w10-heavy-2x1000|dq1|dq2|dq3>
                        <floor|tickwheel|ambient|tokio|pingora>
@@ -24,14 +25,16 @@ usage: compare [--quick] [--reps N] [--alt-timer | --no-alt-timer] [--w6-tick-ms
                    with the default 1 ms tick (default 10, the default before 1 ms)
   --workloads LIST only these workloads, comma-separated: names as for --child,
                    or a family (w9: its six shapes and runtimes; w11: its three
-                   shard counts; w12: its four configurations; w10: its six,
+                   shard counts; w12: its four configurations; w14: its four,
+                   w14-late the two with the late task; w10: its six,
                    w10-base the four baseline ones), e.g. w8,w8mt,w9,w11,w12,w13;
                    the goals of the others say NO DATA. W10 (an HTTP service
                    under wrk) needs wrk (bench/scripts/install-wrk.sh) and runs
                    under --quick only when named here
   --goals          print the performance goals (BENCHMARKS.md's table) and exit
 
-  A child runs one workload for one system and prints key=value lines;
+  A child runs one workload for one system and prints key=value lines
+  (W14's one child, run as tickwheel, measures tokio's sleeps beside its own);
   --tick-ms sets tickwheel's tick, --alt-timer builds tokio's runtimes with
   its alternative timer, for either system (only in a --cfg tokio_unstable
   build).";
@@ -233,6 +236,20 @@ mod tests {
         // W13 by name, after W12 in run order.
         let o = parse(&args("--workloads w13,w12-1x100")).unwrap();
         assert_eq!(o.workloads.unwrap(), [Work::W12(Busy::W1T100), Work::W13]);
+        // W14: the family, the two with the late task, one configuration.
+        use crate::systems::LatePoll;
+        let o = parse(&args("--workloads w14")).unwrap();
+        assert_eq!(o.workloads.unwrap(), LatePoll::ALL.map(Work::W14));
+        let o = parse(&args("--workloads w14-late")).unwrap();
+        assert_eq!(
+            o.workloads.unwrap(),
+            [Work::W14(LatePoll::LATE_1), Work::W14(LatePoll::LATE_2)]
+        );
+        let o = parse(&args("--workloads w14-base-2,w13")).unwrap();
+        assert_eq!(
+            o.workloads.unwrap(),
+            [Work::W13, Work::W14(LatePoll::BASE_2)]
+        );
         assert!(parse(&args("--workloads w12,w99")).is_err());
         assert!(parse(&args("--workloads")).is_err());
     }
@@ -296,6 +313,15 @@ mod tests {
         assert_eq!(child.work, Work::W9(crate::systems::TaskSleeps::NOTIFY_CT));
         assert!(parse(&args("--child w11 tickwheel")).is_err());
         assert!(parse(&args("--child w12 tokio")).is_err());
+        let child = parse(&args("--child w14-late-1 tickwheel --quick"))
+            .unwrap()
+            .child
+            .unwrap();
+        assert_eq!(
+            (child.work, child.sys),
+            (Work::W14(crate::systems::LatePoll::LATE_1), Sys::Tickwheel)
+        );
+        assert!(parse(&args("--child w14 tickwheel")).is_err());
         assert!(parse(&args("--child w9 tokio")).is_err());
         assert!(parse(&args("--goals")).unwrap().goals);
         assert!(parse(&args("--child w6 tickwheel --tick-ms 0")).is_err());

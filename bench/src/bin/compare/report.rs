@@ -2,7 +2,7 @@
 //! figures by system (the main table and the DelayQueue's: a row per
 //! figure, a column per system, with the ratios of the medians), and a
 //! workload's own table (a row per run, a column per figure: W8, W9, W10,
-//! W11, W12, W13); then W1's figures per repetition and the goals'
+//! W11, W12, W13, W14); then W1's figures per repetition and the goals'
 //! verdicts.
 
 use std::fmt::Write as _;
@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use crate::goals::{self, Verdict};
 use crate::results::{fmt_opt, fmt_spread, paired, ratio, PerRep, Results, Spread};
 use crate::runs::{Run, Variant};
-use crate::systems::{Busy, Http, Shards, Sys, TaskSleeps, Work};
+use crate::systems::{Busy, Http, LatePoll, Shards, Sys, TaskSleeps, Work};
 
 /// A column of the table: a timer as measured in the default rows.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -276,6 +276,9 @@ enum Cell {
     /// The row's median `key` over the same in another workload (W11: at 4
     /// shards).
     ToWork(&'static str, Work),
+    /// The row's median of one key over its median of another (W14: the
+    /// wheel's sleeps against tokio's, measured in the same run).
+    Over(&'static str, &'static str),
 }
 
 /// A row of a workload's table: its labels, and the run its figures are
@@ -328,6 +331,10 @@ impl Cell {
             Cell::ToWork(key, other) => {
                 let m = |work| r.spread(work, l.sys, l.variant, key).map(|s| s.median);
                 fmt_opt(ratio(m(l.work), m(other)), 2)
+            }
+            Cell::Over(key, under) => {
+                let m = |key| spread(key).map(|s| s.median);
+                fmt_opt(ratio(m(key), m(under)), 2)
             }
         }
     }
@@ -435,6 +442,7 @@ pub fn print_report(r: &Results, rows: &[Row], verdicts: &[Verdict], notes: &Not
     s.push_str(&w11_table(r));
     s.push_str(&w12_table(r));
     s.push_str(&w13_table(r));
+    s.push_str(&w14_table(r));
     s.push_str(&w10_table(r, notes.w10));
     let _ = writeln!(
         s,
@@ -759,6 +767,61 @@ fn w12_table(r: &Results) -> String {
                 "wake-ups per busy tick",
                 Cell::Fig("wakeups_per_busy_tick", 2),
             ),
+        ],
+        &lines,
+    )
+}
+
+/// W14, a late first poll: per configuration, the wheel's sleeps and
+/// tokio's beside them, from the one child that measured both.
+fn w14_table(r: &Results) -> String {
+    let intro = "W14 late first poll: a runtime of 1 or 2 workers busy with 1,000 tasks (50 us of \
+         work, then yield_now); 200 tasks each make five pairs of a timer.sleep(d) on one \
+         tickwheel Timer and a tokio::time::sleep(d), d 5-11 ms, made together and awaited \
+         together; with the late task, one more task loops on timer.sleep(1 ms), 3 ms of work, \
+         then awaits that sleep (its first poll after its tick). Lateness at the waker: the \
+         first call of each measured sleep's waker less Instant::now() + d read before the \
+         pair was made (not the task's resumption). Both systems in the same child, so the \
+         ratio compares the same moments. Late-task loops: over the measuring window, and \
+         those whose sleep was ready at that first poll; wake-ups and backstop passes: the \
+         Timer's Stats over it; CPUs waited for: the child's runnable threads waiting for a \
+         CPU (other work on the machine).";
+    let lines: Vec<Line> = LatePoll::ALL
+        .map(|late| {
+            line(
+                &[&late.label()],
+                Work::W14(late),
+                Sys::Tickwheel,
+                Variant::Plain,
+            )
+        })
+        .into();
+    table(
+        r,
+        intro,
+        &["configuration"],
+        &[
+            ("wheel p50 ms", Cell::Fig("wheel_p50_ms", 2)),
+            ("wheel p99 ms", Cell::Fig("wheel_p99_ms", 2)),
+            ("wheel max ms", Cell::Fig("wheel_max_ms", 2)),
+            ("tokio p50 ms", Cell::Fig("tokio_p50_ms", 2)),
+            ("tokio p99 ms", Cell::Fig("tokio_p99_ms", 2)),
+            ("tokio max ms", Cell::Fig("tokio_max_ms", 2)),
+            (
+                "p99 wheel / tokio",
+                Cell::Over("wheel_p99_ms", "tokio_p99_ms"),
+            ),
+            ("wheel >= 10 ms", Cell::Fig("wheel_late_10ms", 0)),
+            ("tokio >= 10 ms", Cell::Fig("tokio_late_10ms", 0)),
+            ("wheel early", Cell::Fig("wheel_early", 0)),
+            ("late-task loops", Cell::Fig("late_loops", 0)),
+            (
+                "ready at first poll",
+                Cell::Fig("late_ready_at_first_poll", 0),
+            ),
+            ("driver wake-ups/s", Cell::Fig("wakeups_per_s", 0)),
+            ("backstop passes", Cell::Fig("backstop_passes", 0)),
+            ("CPUs waited for", Cell::Fig("cpus_waited_for", 2)),
         ],
         &lines,
     )

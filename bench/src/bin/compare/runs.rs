@@ -234,6 +234,11 @@ mod tests {
         for shards in crate::systems::Shards::ALL {
             assert_eq!(labels(Work::W11(shards), true), ["tickwheel"]);
         }
+        // W14: one child per configuration measures the wheel's sleeps and
+        // tokio's side by side, on no alternative timer.
+        for late in crate::systems::LatePoll::ALL {
+            assert_eq!(labels(Work::W14(late), true), ["tickwheel"]);
+        }
         // The delay queues: tickwheel's and tokio-util's (the `tokio` system),
         // on a current-thread runtime, where the alternative timer does not
         // apply.

@@ -72,6 +72,10 @@ pub enum Work {
     /// Registrations on another thread while 100,000 sleeps due at one
     /// instant fire (`registrations.rs`).
     W13,
+    /// A saturated runtime's sleeps, wheel and tokio side by side, with and
+    /// without a task whose sleep is first polled after its tick
+    /// (`late_poll.rs`), in one of its configurations.
+    W14(LatePoll),
     /// An HTTP service under `wrk` (`http.rs`), in one of its
     /// configurations.
     W10(Http),
@@ -83,7 +87,7 @@ pub enum Work {
 }
 
 impl Work {
-    pub const ALL: [Work; 33] = [
+    pub const ALL: [Work; 37] = [
         Work::W1Ct,
         Work::W1Mt,
         Work::W2,
@@ -108,6 +112,10 @@ impl Work {
         Work::W12(Busy::W2T100),
         Work::W12(Busy::W2T1000),
         Work::W13,
+        Work::W14(LatePoll::BASE_1),
+        Work::W14(LatePoll::LATE_1),
+        Work::W14(LatePoll::BASE_2),
+        Work::W14(LatePoll::LATE_2),
         Work::W10(Http::BASE_1X32),
         Work::W10(Http::BASE_1X1000),
         Work::W10(Http::BASE_2X32),
@@ -135,6 +143,7 @@ impl Work {
             Work::W11(shards) => shards.name(),
             Work::W12(busy) => busy.name(),
             Work::W13 => "w13",
+            Work::W14(late) => late.name(),
             Work::W10(http) => http.name(),
             Work::Dq1 => "dq1",
             Work::Dq2 => "dq2",
@@ -155,15 +164,16 @@ impl Work {
             Work::W8Mt => "2 workers".into(),
             Work::W9(tasks) => format!("{}, {}", tasks.runtime(), tasks.label()),
             Work::W12(busy) => busy.label(),
+            Work::W14(late) => late.label(),
             Work::W10(http) => http.label(),
             _ => String::new(),
         }
     }
 
     /// Whether `--workloads` item `item` selects this workload: its name
-    /// (and then only it), its family (`w9`, `w10`, `w11`, `w12`), or a
-    /// part of its family before a dash (`w10-base` for every
-    /// `w10-base-*`).
+    /// (and then only it), its family (`w9`, `w10`, `w11`, `w12`, `w14`),
+    /// or a part of its family before a dash (`w10-base` for every
+    /// `w10-base-*`, `w14-late` for both `w14-late-*`).
     pub fn selected_by(self, item: &str) -> bool {
         if Work::parse(item).is_some() {
             return self.name() == item;
@@ -173,6 +183,7 @@ impl Work {
             Work::W10(_) => "w10",
             Work::W11(_) => "w11",
             Work::W12(_) => "w12",
+            Work::W14(_) => "w14",
             _ => self.name(),
         };
         family == item
@@ -200,6 +211,9 @@ impl Work {
             Work::W9(_) => &[Sys::Floor, Sys::Tickwheel, Sys::Tokio],
             // tickwheel against itself at another shard count.
             Work::W11(_) => &[Sys::Tickwheel],
+            // One child measures both: the wheel's sleeps and tokio's,
+            // side by side in the same runtime (see `late_poll`).
+            Work::W14(_) => &[Sys::Tickwheel],
             Work::Dq1 | Work::Dq2 | Work::Dq3 => &Sys::QUEUES,
             _ => &Sys::TIMERS,
         }
@@ -323,6 +337,70 @@ impl Busy {
             "{workers} worker{}, {} tasks",
             if workers == 1 { "" } else { "s" },
             self.tasks()
+        )
+    }
+}
+
+/// W14's configurations: worker threads, and whether the task whose
+/// sleep is first polled after its tick runs beside the measured ones.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LatePoll {
+    /// 1 or 2.
+    two_workers: bool,
+    pub late_task: bool,
+}
+
+impl LatePoll {
+    pub const BASE_1: LatePoll = LatePoll::new(false, false);
+    pub const LATE_1: LatePoll = LatePoll::new(false, true);
+    pub const BASE_2: LatePoll = LatePoll::new(true, false);
+    pub const LATE_2: LatePoll = LatePoll::new(true, true);
+    /// In the order of W14's table: a runtime's two together.
+    pub const ALL: [LatePoll; 4] = [
+        LatePoll::BASE_1,
+        LatePoll::LATE_1,
+        LatePoll::BASE_2,
+        LatePoll::LATE_2,
+    ];
+
+    const fn new(two_workers: bool, late_task: bool) -> LatePoll {
+        LatePoll {
+            two_workers,
+            late_task,
+        }
+    }
+
+    pub fn workers(self) -> usize {
+        if self.two_workers {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The workload's name on the command line:
+    /// `w14-<base|late>-<workers>`, so `w14-late` selects the two with the
+    /// late task.
+    pub fn name(self) -> &'static str {
+        match (self.late_task, self.two_workers) {
+            (false, false) => "w14-base-1",
+            (true, false) => "w14-late-1",
+            (false, true) => "w14-base-2",
+            (true, true) => "w14-late-2",
+        }
+    }
+
+    /// As the report names it.
+    pub fn label(self) -> String {
+        let workers = self.workers();
+        format!(
+            "{workers} worker{}, {}",
+            if workers == 1 { "" } else { "s" },
+            if self.late_task {
+                "with the late task"
+            } else {
+                "without the late task"
+            }
         )
     }
 }
