@@ -43,13 +43,28 @@ impl Visit for Seen {
     }
 }
 
-/// A subscriber that keeps every event, at every level.
+/// A subscriber that keeps every event, at every level; or, made by
+/// [`Recorder::panicking_once_on`], one that panics on the first event with
+/// a given message.
 #[derive(Clone, Default)]
 struct Recorder {
     events: Arc<Mutex<Vec<Seen>>>,
+    panic_on: Option<&'static str>,
+    panicked: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Recorder {
+    fn panicking_once_on(message: &'static str) -> Self {
+        Recorder {
+            panic_on: Some(message),
+            ..Recorder::default()
+        }
+    }
+
+    fn panicked(&self) -> bool {
+        self.panicked.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn with_message(&self, message: &str) -> Vec<Seen> {
         let events = self.events.lock().unwrap();
         events
@@ -86,6 +101,13 @@ impl Subscriber for Recorder {
             fields: Vec::new(),
         };
         event.record(&mut seen);
+        if self.panic_on == Some(seen.message.as_str())
+            && !self
+                .panicked
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            panic!("a subscriber panics on {:?}", seen.message);
+        }
         self.events.lock().unwrap().push(seen);
     }
     fn enter(&self, _: &Id) {}
@@ -241,59 +263,6 @@ async fn an_unused_driver_retires_with_a_debug_event() {
     assert_eq!(recorder.with_message("driver stopped").len(), 1);
 }
 
-/// A subscriber that panics on the first event with `message` it is given,
-/// and ignores every other event.
-#[derive(Clone)]
-struct PanicsOnce {
-    message: &'static str,
-    panicked: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl PanicsOnce {
-    fn new(message: &'static str) -> Self {
-        PanicsOnce {
-            message,
-            panicked: Arc::default(),
-        }
-    }
-
-    fn panicked(&self) -> bool {
-        self.panicked.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-impl Subscriber for PanicsOnce {
-    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
-        Interest::sometimes()
-    }
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut seen = Seen {
-            level: *event.metadata().level(),
-            target: String::new(),
-            message: String::new(),
-            fields: Vec::new(),
-        };
-        event.record(&mut seen);
-        if seen.message == self.message
-            && !self
-                .panicked
-                .swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            panic!("a subscriber panics on {:?}", self.message);
-        }
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
 /// Sleeps of `ms` milliseconds on `timer`, each awaited in a task of its
 /// own that returns its duration and how long it took.
 fn spawn_sleeps(
@@ -322,7 +291,7 @@ fn spawn_sleeps(
 #[tokio::test(start_paused = true)]
 async fn a_subscriber_that_panics_leaves_every_timer_firing_on_time() {
     let _watchdog = common::Watchdog::start();
-    let subscriber = PanicsOnce::new("driver wake-up");
+    let subscriber = Recorder::panicking_once_on("driver wake-up");
     let _guard = tracing::subscriber::set_default(subscriber.clone());
     let timer = tickwheel::Timer::new();
     let mut in_flight = spawn_sleeps(&timer, 1..=50);
@@ -345,7 +314,7 @@ async fn a_subscriber_that_panics_leaves_every_timer_firing_on_time() {
 #[test]
 fn on_two_workers_a_subscriber_that_panics_leaves_every_timer_firing() {
     common::watchdog::within_30_s(|| {
-        let subscriber = PanicsOnce::new("driver wake-up");
+        let subscriber = Recorder::panicking_once_on("driver wake-up");
         let rt = {
             let subscriber = subscriber.clone();
             tokio::runtime::Builder::new_multi_thread()
