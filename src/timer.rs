@@ -29,9 +29,11 @@ use crate::timeout::Timeout;
 /// The timer keeps running while any handle, sleep or timeout of it is alive,
 /// until [`shutdown`](Timer::shutdown) is called, or until the runtime that
 /// hosts its driver shuts down. Once stopped, every waiting task is woken.
-/// (With every handle dropped but some never-polled sleep still alive, the
-/// driver checks once a second whether it may retire; otherwise an idle
-/// driver never wakes.)
+/// With every handle dropped, its driver task ends and its memory is freed
+/// as soon as no sleep or timeout is left: at once if none is when the last
+/// handle goes, and otherwise within about a second of the last one's drop
+/// (while only sleeps keep it, the driver looks once a second; an idle
+/// timer with a handle never wakes).
 ///
 /// # Examples
 ///

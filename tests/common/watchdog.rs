@@ -58,11 +58,17 @@ pub struct Watchdog {
 
 impl Watchdog {
     pub fn start() -> Self {
+        Watchdog::with_limit(LIMIT)
+    }
+
+    /// A watchdog for a test that runs real-clock load for longer than
+    /// [`LIMIT`].
+    pub fn with_limit(limit: Duration) -> Self {
         let (armed, disarmed) = mpsc::channel::<()>();
         let test = std::thread::current().name().unwrap_or("a test").to_owned();
         std::thread::spawn(move || {
-            if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(LIMIT) {
-                eprintln!("{test} still runs after {LIMIT:?}: a driver or a waiter hangs");
+            if let Err(RecvTimeoutError::Timeout) = disarmed.recv_timeout(limit) {
+                eprintln!("{test} still runs after {limit:?}: a driver or a waiter hangs");
                 std::process::abort();
             }
         });
