@@ -263,6 +263,36 @@ async fn an_unused_driver_retires_with_a_debug_event() {
     assert_eq!(recorder.with_message("driver stopped").len(), 1);
 }
 
+/// A driver whose last handle is gone says, in a debug event, what keeps it
+/// from retiring: a sleep still alive (never polled, so registered nowhere),
+/// or a registered sleep that never fires; and retires once it is dropped.
+#[tokio::test(start_paused = true)]
+async fn an_orphaned_driver_says_what_keeps_it() {
+    let _watchdog = common::Watchdog::start();
+    let (recorder, _guard) = record();
+    let timer = tickwheel::Timer::new();
+    let unpolled = timer.sleep(Duration::from_secs(60));
+    let mut forever = tokio_test::task::spawn(timer.sleep(Duration::MAX));
+    tokio_test::assert_pending!(forever.poll());
+    drop(timer);
+    tokio::task::yield_now().await;
+    let registered = recorder.with_message(
+        "driver cannot retire: no timer handle is left, but timers that never fire are registered",
+    );
+    assert!(!registered.is_empty(), "{:?}", recorder.messages());
+    assert!(registered.iter().all(|e| e.field("pending") == Some("1")));
+    drop(forever); // the cancel rings the driver
+    tokio::task::yield_now().await;
+    let alive = recorder
+        .with_message("driver cannot retire yet: no timer handle is left, but sleeps are alive");
+    assert!(!alive.is_empty(), "{:?}", recorder.messages());
+    assert!(alive.iter().all(|e| e.field("live") == Some("1")));
+    drop(unpolled);
+    tokio::time::sleep(Duration::from_secs(2)).await; // the once-a-second look
+    let retired = recorder.with_message("driver stopping: no timer handle or sleep is left");
+    assert_eq!(retired.len(), 1, "{:?}", recorder.messages());
+}
+
 /// Sleeps of `ms` milliseconds on `timer`, each awaited in a task of its
 /// own that returns its duration and how long it took.
 fn spawn_sleeps(

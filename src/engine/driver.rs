@@ -253,6 +253,10 @@ impl Driver {
                     if inner.no_sleeps_alive() {
                         return Outcome::Stop(Stop::Retire);
                     }
+                    debug!(
+                        "driver cannot retire yet: no timer handle is left, but sleeps are alive",
+                        live = inner.live() as u64
+                    );
                     // Nothing to fire; the task's backstop looks again in
                     // `backstop::ORPHAN_RECHECK`.
                     self.backstop.follow(inner, None);
@@ -291,17 +295,14 @@ impl Driver {
     fn retiring(&self, next: Next) -> bool {
         let pending = match next {
             Next::Nothing { pending } => pending,
-            Next::Tick(_) => self.inner.pending(),
+            Next::Tick(_) => return self.inner.pending() == 0,
         };
         if pending > 0 {
+            // Parked with only timers that never fire: say what keeps it
+            // (a pass with ticks to process is just working).
             debug!(
-                "driver cannot retire: no timer handle is left, but timers are registered",
+                "driver cannot retire: no timer handle is left, but timers that never fire are registered",
                 pending = pending as u64
-            );
-        } else if !self.inner.no_sleeps_alive() {
-            debug!(
-                "driver cannot retire yet: no timer handle is left, but sleeps are alive",
-                live = self.inner.live() as u64
             );
         }
         pending == 0
