@@ -188,8 +188,13 @@ impl Alarm {
     /// for it or earlier, and not yet fired (a fired sleep holds no tokio
     /// timer, and calls the hook no more).
     pub(crate) fn wakes_by(&self, boundary: Instant) -> bool {
+        self.armed_by(boundary) && self.sleep.as_ref().is_some_and(|sleep| !sleep.is_elapsed())
+    }
+
+    /// Whether the sleep was last armed for `boundary` or earlier, fired
+    /// since or not.
+    pub(crate) fn armed_by(&self, boundary: Instant) -> bool {
         self.boundary.is_some_and(|armed| armed <= boundary)
-            && self.sleep.as_ref().is_some_and(|sleep| !sleep.is_elapsed())
     }
 
     /// Arms the sleep for the first millisecond tokio has not processed,
@@ -208,10 +213,14 @@ impl Alarm {
         if self.retired {
             return Arming::Off;
         }
-        let soon = now() + Duration::from_nanos(1);
-        if self.wakes_by(soon) {
+        // An arm a millisecond on, the fallback below, is as good: taking
+        // it for not soon enough would arm again, and again, while tokio
+        // keeps answering "processed" for the instant just past now (its
+        // hook calls raising a request each time) until the clock caught up.
+        if self.wakes_by(now() + Duration::from_millis(1)) {
             return Arming::Waiting;
         }
+        let soon = now() + Duration::from_nanos(1);
         for at in [soon, now() + Duration::from_millis(1)] {
             self.boundary = Some(at);
             if self.set(at, hook).is_pending() {

@@ -80,17 +80,17 @@ impl Backstop {
     }
 
     /// Whether the earliest due tick's boundary is the slack or more behind
-    /// now, with some timer registered: the hook has not kept the wheel
-    /// moving. (A shard's earliest due tick can be that of an entry
-    /// cancelled since; with nothing registered, nothing is late.)
-    pub(crate) fn behind(&self, inner: &Inner) -> bool {
+    /// now: `Some(true)` if some timer is registered too (the hook has not
+    /// kept the wheel moving), `Some(false)` if none is (the tick is that of
+    /// an entry cancelled since, which only a pass clears).
+    pub(crate) fn late(&self, inner: &Inner) -> Option<bool> {
         let shared = &inner.shared;
         shared
             .clock
             .tick_instant(inner.earliest_due())
             .and_then(|boundary| boundary.checked_add(self.slack))
             .is_some_and(|late| late <= shared.now())
-            && inner.pending() > 0
+            .then(|| inner.pending() > 0)
     }
 
     /// Driver task: arms the backstop for the earliest due tick, or, with

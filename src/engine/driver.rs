@@ -89,9 +89,12 @@
 //! feature, the subscriber's event callbacks; a waker or a subscriber that
 //! panics is contained where it is called (`shard.rs`, `trace.rs`). A pass
 //! that panics all the same (a bug) lets the pass lock go as it unwinds,
-//! and the party that ran it catches the panic and runs the pass again; if
-//! that panics too, the task is told, and its backstop runs the pass a
-//! slack later (see `requests.rs`). Counted in `Stats::pass_panics`.
+//! and the party that ran it catches the panic and runs the pass again. If
+//! that panics too, the scan stays raised: the hook or a registration rings
+//! the task, which runs it at once; the task's own pass is left to its
+//! backstop, a slack later (a pass that always panics then costs one try
+//! per slack, never a loop; see `requests.rs`). Counted in
+//! `Stats::pass_panics`.
 //!
 //! # Ending
 //!
@@ -247,21 +250,22 @@ impl Driver {
             {
                 panic!("a pass panics (test)");
             }
-            let boundary = match next {
-                _ if shared.is_orphaned() && self.retiring(next) => {
+            if shared.is_orphaned() && self.retiring(next) {
+                if inner.no_sleeps_alive() {
                     state.alarm.disarm();
-                    if inner.no_sleeps_alive() {
-                        return Outcome::Stop(Stop::Retire);
-                    }
-                    debug!(
-                        "driver cannot retire yet: no timer handle is left, but sleeps are alive",
-                        live = inner.live() as u64
-                    );
-                    // Nothing to fire; the task's backstop looks again in
-                    // `backstop::ORPHAN_RECHECK`.
-                    self.backstop.follow(inner, None);
-                    return Outcome::Parked;
+                    return Outcome::Stop(Stop::Retire);
                 }
+                // The task's backstop looks again once every
+                // `backstop::ORPHAN_RECHECK`. Meanwhile the pass goes on as
+                // any other: a shard may name the tick of an entry
+                // cancelled since, and the target (which a sleep still
+                // alive may register against) has been set to it.
+                debug!(
+                    "driver cannot retire yet: no timer handle is left, but sleeps are alive",
+                    live = inner.live() as u64
+                );
+            }
+            let boundary = match next {
                 Next::Tick(tick) => shared.clock.tick_instant(tick),
                 Next::Nothing { .. } => None,
             };
@@ -272,7 +276,10 @@ impl Driver {
             };
             match state.alarm.arm(boundary, hook, || shared.now()) {
                 Arming::Waiting => {
-                    debug_assert!(state.alarm.wakes_by(boundary), "armed for {boundary:?}");
+                    // Armed for it; it may have fired since (another
+                    // worker's timer processing), its hook's request then
+                    // left to this pass lock.
+                    debug_assert!(state.alarm.armed_by(boundary), "armed for {boundary:?}");
                     self.backstop.follow(inner, Some(boundary));
                     return Outcome::Armed;
                 }
@@ -559,18 +566,25 @@ async fn drive(driver: &Driver, hook: &Waker) {
         match woke {
             Some(why) if why.contains(Reasons::PASS) => pass = Some(true),
             Some(_) => {} // a registration earlier than the backstop: move it
-            None if driver.backstop.behind(inner) => {
-                debug!(
-                    "driver backstop: tokio did not call the driver back in time",
-                    due_tick = inner.earliest_due()
-                );
-                pass = Some(true);
-                backstop = true;
-            }
-            // No handle left: the once-a-second look at whether the driver
-            // may retire (see `Backstop::cover`).
-            None if shared.is_orphaned() => pass = Some(true),
-            None => {} // the wheel moved on: cover its new earliest tick
+            None => match driver.backstop.late(inner) {
+                Some(registered) => {
+                    if registered {
+                        debug!(
+                            "driver backstop: tokio did not call the driver back in time",
+                            due_tick = inner.earliest_due()
+                        );
+                    }
+                    // With nothing registered, the late tick is that of an
+                    // entry cancelled since: the pass clears it, and is not
+                    // counted (nothing was late).
+                    backstop = registered;
+                    pass = Some(true);
+                }
+                // No handle left: the once-a-second look at whether the
+                // driver may retire (see `Backstop::cover`).
+                None if shared.is_orphaned() => pass = Some(true),
+                None => {} // the wheel moved on: cover its new earliest tick
+            },
         }
     }
 }
@@ -701,6 +715,65 @@ mod tests {
             let after = timer.stats();
             assert_eq!(after.wakeups, before.wakeups);
             assert_eq!(after.backstop_passes, before.backstop_passes);
+        });
+    }
+
+    /// With tokio never calling the hook back, a sleep registered and then
+    /// dropped before its tick leaves its shard naming that tick with
+    /// nothing registered. The backstop's pass clears it, uncounted (nothing
+    /// was late), and the idle timer's task then sleeps: a backstop that
+    /// ran no pass without a registered timer re-armed a slack on, and woke
+    /// the task about once a millisecond for good.
+    #[test]
+    fn a_cancelled_tick_the_hook_never_processed_leaves_the_task_asleep() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let driver = driver_of(&timer);
+            suppress_hook(&timer);
+            let mut sleep = tokio_test::task::spawn(timer.sleep(Duration::from_millis(10)));
+            tokio_test::assert_pending!(sleep.poll());
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            drop(sleep);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let before = driver.task_wakes.load(Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let wakes = driver.task_wakes.load(Ordering::Relaxed) - before;
+            assert!(
+                wakes < 5,
+                "an idle timer woke its task {wakes} times in 1 s"
+            );
+            assert_eq!(timer.stats().backstop_passes, 0, "nothing was late");
+        });
+    }
+
+    /// With no handle left, a pass that finds nothing registered but a
+    /// sleep alive goes on as any other: here the shards name the tick of a
+    /// 20 ms sleep cancelled since, the target is set to it, and a 21 ms
+    /// sleep made before the handle went, polled only now, registers
+    /// against that target without a kick. It completes exactly at 21 ms,
+    /// not by the backstop: the alarm stayed armed for the named tick.
+    #[test]
+    fn an_orphaned_pass_keeps_the_alarm_for_the_tick_the_target_names() {
+        block_on_paused(async {
+            let start = Instant::now();
+            let timer = Timer::new();
+            tokio::task::yield_now().await;
+            let mut cancelled = tokio_test::task::spawn(timer.sleep(Duration::from_millis(20)));
+            tokio_test::assert_pending!(cancelled.poll());
+            let later = timer.sleep(Duration::from_millis(21));
+            let inner = timer.inner().clone();
+            drop(cancelled);
+            drop(timer);
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+            let took = tokio::spawn(async move {
+                later.await;
+                Instant::now() - start
+            })
+            .await
+            .unwrap();
+            assert_eq!(took, Duration::from_millis(21));
+            assert_eq!(inner.backstop_passes.load(Ordering::Relaxed), 0);
         });
     }
 
