@@ -718,6 +718,36 @@ mod tests {
         });
     }
 
+    /// A backstop that finds the wheel behind while another party holds the
+    /// pass lock (here held by the test, as a pass stuck on another thread
+    /// would) counts that in `Stats::backstop_lock_held`, not as a pass it
+    /// ran; once the lock is free its next look runs the pass, counted in
+    /// `backstop_passes`, and the sleep completes a slack after.
+    #[test]
+    fn a_backstop_that_finds_the_pass_lock_held_counts_it_apart() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let driver = driver_of(&timer);
+            suppress_hook(&timer);
+            let mut sleepers = spawn_sleeps(&timer, &[10]);
+            tokio::task::yield_now().await;
+            let held = driver.requests.hold_lock();
+            tokio::time::sleep(Duration::from_millis(13)).await;
+            let stats = timer.stats();
+            assert_eq!((stats.backstop_lock_held, stats.backstop_passes), (1, 0));
+            assert_eq!(stats.fired, 0);
+            drop(held);
+            let (_, took) = sleepers.join_next().await.unwrap().unwrap();
+            assert_eq!(
+                took,
+                Duration::from_millis(14),
+                "a slack after the first look"
+            );
+            let stats = timer.stats();
+            assert_eq!((stats.backstop_lock_held, stats.backstop_passes), (1, 1));
+        });
+    }
+
     /// With tokio never calling the hook back, a sleep registered and then
     /// dropped before its tick leaves its shard naming that tick with
     /// nothing registered. The backstop's pass clears it, uncounted (nothing

@@ -129,6 +129,15 @@ impl<T> PassLock<T> {
         }
     }
 
+    /// Test-only: holds the lock as a runner would (requests made meanwhile
+    /// are left raised) until the result is dropped.
+    #[cfg(all(test, not(tickwheel_loom)))]
+    pub(crate) fn hold(&self) -> impl Drop + '_ {
+        let held = self.flags.fetch_or(RUNNING, Ordering::AcqRel);
+        assert_eq!(held & RUNNING, 0, "the lock is held already");
+        LetGoOnUnwind(&self.flags)
+    }
+
     /// Waits for the state (the driver task, to read what passes left, and
     /// to retire the alarm). Not to be called from inside a pass.
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {

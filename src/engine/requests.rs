@@ -180,6 +180,13 @@ impl<T> Requests<T> {
         self.scan.load(Ordering::SeqCst)
     }
 
+    /// Holds the pass lock as a party running passes would, until the
+    /// result is dropped (for the tests).
+    #[cfg(all(test, not(tickwheel_loom)))]
+    pub(crate) fn hold_lock(&self) -> impl Drop + '_ {
+        self.lock.hold()
+    }
+
     /// Raises a scan without offering to run it, as a hook does when
     /// another party holds the lock (for the tests).
     #[cfg(all(test, not(tickwheel_loom)))]
