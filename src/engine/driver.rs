@@ -1049,36 +1049,55 @@ mod tests {
     #[test]
     fn a_registration_of_a_processed_tick_keeps_the_hook_armed() {
         block_on_paused(async {
-            let timer = Timer::new();
-            let driver = driver_of(&timer);
-            tokio::task::yield_now().await; // the driver starts, and parks
-            driver.task_stalled.store(true, Ordering::SeqCst);
-            let mut later = tokio_test::task::spawn(timer.sleep(Duration::from_millis(10)));
-            tokio_test::assert_pending!(later.poll());
-            // tokio processes through 5 ms; the wheel had nothing due.
-            tokio::time::advance(Duration::from_millis(5)).await;
-            let passed = Arc::new(ThreadRecorder::default());
-            let registered = timer
-                .inner()
-                .shard()
-                .register(2_000_000, &std::task::Waker::from(passed.clone()));
-            assert!(
-                matches!(
-                    registered,
-                    crate::engine::wheel::Insert::Registered { tick: 2, .. }
-                ),
-                "{registered:?}"
-            );
-            tokio::time::advance(Duration::from_millis(1)).await;
-            assert_eq!(passed.0.lock().unwrap().len(), 1, "the passed entry fired");
-            tokio::time::advance(Duration::from_millis(3)).await;
-            assert!(!later.is_woken(), "fired early");
-            tokio::time::advance(Duration::from_millis(1)).await;
-            assert!(later.is_woken(), "the later sleep fired at its boundary");
-            tokio_test::assert_ready!(later.poll());
-            let stats = timer.stats();
-            assert_eq!((stats.backstop_passes, stats.fired), (0, 2));
-            driver.task_stalled.store(false, Ordering::SeqCst);
+            // The default tick, one off tokio's millisecond grid, and a
+            // coarse one.
+            for tick in [1_000_000u64, 1_000_003, 10_000_000] {
+                let timer = Timer::builder()
+                    .tick(Duration::from_nanos(tick))
+                    .build()
+                    .unwrap();
+                let start = Instant::now();
+                let driver = driver_of(&timer);
+                tokio::task::yield_now().await; // the driver starts, and parks
+                driver.task_stalled.store(true, Ordering::SeqCst);
+                let at = |ticks: u64| start + Duration::from_nanos(ticks * tick);
+                let mut later =
+                    tokio_test::task::spawn(timer.sleep(Duration::from_nanos(10 * tick)));
+                tokio_test::assert_pending!(later.poll());
+                // tokio processes through 5 ticks; the wheel had nothing due.
+                tokio::time::advance(at(5) - Instant::now()).await;
+                let passed = Arc::new(ThreadRecorder::default());
+                let registered = timer
+                    .inner()
+                    .shard()
+                    .register(2 * tick, &std::task::Waker::from(passed.clone()));
+                assert!(
+                    matches!(
+                        registered,
+                        crate::engine::wheel::Insert::Registered { tick: 2, .. }
+                    ),
+                    "{registered:?}"
+                );
+                tokio::time::advance(Duration::from_millis(1)).await;
+                let fired = passed.0.lock().unwrap().len();
+                assert_eq!(fired, 1, "tick {tick} ns: the passed entry fired");
+                tokio::time::advance(at(10) - Duration::from_nanos(1) - Instant::now()).await;
+                assert!(!later.is_woken(), "tick {tick} ns: fired early");
+                // By the boundary's millisecond of tokio's, as tokio's own.
+                tokio::time::advance(Duration::from_millis(1)).await;
+                assert!(
+                    later.is_woken(),
+                    "tick {tick} ns: not fired at its boundary"
+                );
+                tokio_test::assert_ready!(later.poll());
+                let stats = timer.stats();
+                assert_eq!(
+                    (stats.backstop_passes, stats.fired),
+                    (0, 2),
+                    "tick {tick} ns"
+                );
+                driver.task_stalled.store(false, Ordering::SeqCst);
+            }
         });
     }
 
