@@ -47,6 +47,29 @@ pub fn multi_thread(workers: usize) -> Runtime {
     builder.build().expect("build a multi-thread runtime")
 }
 
+/// Awaits every task of `handles` on `rt`, in order, and returns their
+/// outputs; panics naming `what` if one panicked, or if they have not all
+/// finished within `limit` (a workload that hangs fails its child instead
+/// of stalling the run).
+pub fn join_within<T: Send + 'static>(
+    rt: &Runtime,
+    handles: impl IntoIterator<Item = tokio::task::JoinHandle<T>>,
+    limit: Duration,
+    what: &str,
+) -> Vec<T> {
+    rt.block_on(async {
+        tokio::time::timeout(limit, async {
+            let mut outputs = Vec::new();
+            for handle in handles {
+                outputs.push(handle.await.unwrap_or_else(|err| panic!("{what}: {err}")));
+            }
+            outputs
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+    })
+}
+
 /// A tickwheel `Timer` whose driver runs on `rt`: the default settings, or
 /// the tick given to [`settings::set_tick`].
 pub fn new_timer(rt: &Runtime) -> tickwheel::Timer {

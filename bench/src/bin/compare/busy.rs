@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tickwheel_bench::multi_thread;
+use tickwheel_bench::{join_within, multi_thread};
 
 use crate::measure::{lateness_ns, Lateness};
 use crate::rng::Rng;
@@ -124,17 +124,7 @@ pub fn run_w12(busy: Busy, sys: Sys, sizes: Sizes, out: &mut Figures) {
     std::thread::sleep(sizes.busy);
     stop.store(true, Ordering::Relaxed);
     let window = started.elapsed().as_secs_f64();
-    let logs: Vec<TaskLog> = rt.block_on(async {
-        tokio::time::timeout(GIVE_UP, async {
-            let mut logs = Vec::with_capacity(handles.len());
-            for handle in handles {
-                logs.push(handle.await.expect("a W12 task panicked"));
-            }
-            logs
-        })
-        .await
-        .expect("every W12 task stops within 30 s")
-    });
+    let logs: Vec<TaskLog> = join_within(&rt, handles, GIVE_UP, "the W12 tasks");
 
     let late = Lateness::new(
         logs.iter()

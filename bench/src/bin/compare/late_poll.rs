@@ -68,7 +68,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use tickwheel_bench::multi_thread;
+use tickwheel_bench::{join_within, multi_thread};
 
 use crate::busy::work;
 use crate::measure::{lateness_ns, runqueue_wait_ns, Lateness};
@@ -262,17 +262,7 @@ pub fn run_w14(late: LatePoll, sys: Sys, out: &mut Figures) {
     let measuring: Vec<_> = (0..MEASURING_TASKS)
         .map(|index| rt.spawn(measuring_task(timer.clone(), index)))
         .collect();
-    let logs: Vec<PairLog> = rt.block_on(async {
-        tokio::time::timeout(GIVE_UP, async {
-            let mut logs = Vec::with_capacity(measuring.len());
-            for handle in measuring {
-                logs.push(handle.await.expect("a W14 measuring task panicked"));
-            }
-            logs
-        })
-        .await
-        .expect("the W14 measuring tasks finish within 60 s")
-    });
+    let logs: Vec<PairLog> = join_within(&rt, measuring, GIVE_UP, "the W14 measuring tasks");
     let window = started.elapsed();
     let waited = runqueue_wait_ns() - wait_before;
     let stats = timer.stats().delta(&stats_before);
@@ -280,15 +270,12 @@ pub fn run_w14(late: LatePoll, sys: Sys, out: &mut Figures) {
     let ready = counts.ready_at_first_poll.load(Ordering::Relaxed) - ready_before;
 
     stop.store(true, Ordering::Relaxed);
-    rt.block_on(async {
-        tokio::time::timeout(GIVE_UP, async {
-            for handle in busy.into_iter().chain(late_handle) {
-                handle.await.expect("a W14 busy or late task panicked");
-            }
-        })
-        .await
-        .expect("the W14 busy and late tasks stop within 60 s")
-    });
+    join_within(
+        &rt,
+        busy.into_iter().chain(late_handle),
+        GIVE_UP,
+        "the W14 busy and late tasks",
+    );
 
     let window_s = window.as_secs_f64();
     emit(out, "workers", late.workers() as f64);
