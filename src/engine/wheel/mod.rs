@@ -127,6 +127,7 @@ pub(crate) enum Placed {
 const OVERFLOW_BIT: u32 = 1 << 30;
 const NEVER: u32 = HEAD | (OVERFLOW_BIT - 1);
 const DUE: u32 = HEAD | (OVERFLOW_BIT - 2);
+const FRESH: u32 = HEAD | (OVERFLOW_BIT - 3);
 const LAP_MASK: u64 = OVERFLOW_BIT as u64 - 1;
 
 /// A list, as named by its head's `prev`.
@@ -137,6 +138,7 @@ enum List {
     Overflow(u32),
     Due,
     Never,
+    Fresh,
 }
 
 impl List {
@@ -146,10 +148,11 @@ impl List {
     fn named_by(prev: u32) -> Option<List> {
         match prev {
             p if p < HEAD => None,
-            p if p < DUE => Some(List::Bucket((p & !HEAD) as usize)),
+            p if p < FRESH => Some(List::Bucket((p & !HEAD) as usize)),
             p if p & OVERFLOW_BIT != 0 => Some(List::Overflow(p & LAP_MASK as u32)),
             NEVER => Some(List::Never),
-            _ => Some(List::Due),
+            DUE => Some(List::Due),
+            _ => Some(List::Fresh),
         }
     }
 
@@ -160,6 +163,7 @@ impl List {
             List::Overflow(low) => HEAD | OVERFLOW_BIT | low,
             List::Due => DUE,
             List::Never => NEVER,
+            List::Fresh => FRESH,
         }
     }
 }
@@ -176,6 +180,9 @@ pub(crate) struct Wheel<P> {
     overflow: Overflow,
     /// Head of the list of nodes that can never come due.
     never: u32,
+    /// Head of the list of timer nodes registered since the last advance,
+    /// not yet filed by tick (see [`Wheel::push_fresh`]); queues never use it.
+    fresh: u32,
     /// Head and tail of the list of nodes known to be due (queues only).
     due: u32,
     due_tail: u32,
@@ -207,6 +214,7 @@ impl<P> Wheel<P> {
             occupied: Bitmap::new(geometry.buckets()),
             overflow: Overflow::new(geometry.first_overflow_lap(elapsed)),
             never: NIL,
+            fresh: NIL,
             due: NIL,
             due_tail: NIL,
             elapsed,
@@ -375,7 +383,47 @@ impl<P> Wheel<P> {
             }
             Some(List::Due) => self.due = next,
             Some(List::Never) => self.never = next,
+            Some(List::Fresh) => self.fresh = next,
         }
+    }
+
+    /// Links the unlinked node at `index` into the `fresh` list, whose
+    /// nodes wait unfiled until the next advance files them
+    /// ([`Wheel::file_fresh`]). Pushing and unlinking there is a few writes
+    /// to one head: a timer cancelled before the driver's next pass (most
+    /// timeouts) never touches a bucket or the bitmap.
+    #[inline(always)]
+    pub(crate) fn push_fresh(&mut self, index: u32) {
+        let old = std::mem::replace(&mut self.fresh, index);
+        push_front(&mut self.slab, old, index, List::Fresh);
+    }
+
+    /// Files up to `limit` nodes of the `fresh` list where their deadlines
+    /// say (every one is of a tick after `elapsed`: an insert into a
+    /// processed tick is refused, and only an advance moves `elapsed`, after
+    /// this has emptied the list). Returns whether the list is now empty.
+    pub(crate) fn file_fresh(&mut self, limit: usize) -> bool {
+        let mut at = self.fresh;
+        for _ in 0..limit {
+            if at == NIL {
+                break;
+            }
+            let node = self.slab.at(at);
+            let (next, ns) = (node.next(), node.deadline.ns());
+            self.file(at, ns, self.tick_of(ns));
+            at = next;
+        }
+        self.fresh = at;
+        if at != NIL {
+            // The rest's new head names the list.
+            self.slab.at_mut(at).prev = FRESH;
+        }
+        at == NIL
+    }
+
+    /// Takes the whole `fresh` list out (its head), for a drain.
+    pub(crate) fn take_fresh(&mut self) -> u32 {
+        std::mem::replace(&mut self.fresh, NIL)
     }
 
     /// Moves the deadline of the linked node at `index` to `deadline` in

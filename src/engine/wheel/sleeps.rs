@@ -60,7 +60,8 @@ pub(crate) enum Advance {
     Idle,
     /// The driver must come back once tick `.0` has begun.
     Until(u64),
-    /// The waker batch is full: wake those tasks, then call again.
+    /// The waker batch is full, or entries registered since the last call
+    /// are still being filed: wake those tasks, then call again.
     BatchFull,
 }
 
@@ -151,11 +152,14 @@ impl TimerWheel {
         let Some(key) = self.wheel.slab.insert(taken, deadline) else {
             return Insert::NoKeys;
         };
-        let placed = self.wheel.file(key.index, deadline.ns(), tick);
+        // Unfiled until the driver's next pass: most timeouts are
+        // cancelled before it, and never touch a bucket.
+        self.wheel.push_fresh(key.index);
         self.counters.registered += 1;
+        let reachable = self.wheel.reachable(deadline.ns());
         Insert::Registered {
             key,
-            tick: wake_tick(placed),
+            tick: if reachable { tick } else { u64::MAX },
         }
     }
 
@@ -264,6 +268,14 @@ impl TimerWheel {
         out: &mut Vec<Waker>,
         limit: usize,
     ) -> Advance {
+        // Every entry registered since the last call is filed first (none
+        // is of a processed tick, and none may be left behind one), four
+        // times `limit` per call (filing one costs about what firing one
+        // does), so a registration never waits behind a whole burst being
+        // filed.
+        if !self.wheel.file_fresh(limit.saturating_mul(4)) {
+            return Advance::BatchFull;
+        }
         loop {
             if let Some((slot, tick)) = self.wheel.next_busy() {
                 if tick > now_tick {
@@ -372,6 +384,8 @@ impl TimerWheel {
         }
         let never = std::mem::replace(&mut self.wheel.never, NIL);
         self.free_list(never, out);
+        let fresh = self.wheel.take_fresh();
+        self.free_list(fresh, out);
         debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
         self.counters.cancelled += before as u64;
         before

@@ -57,7 +57,15 @@ impl Harness {
             wakes: AtomicUsize::new(0),
         }))
     }
+    /// Registers and files at once (as a driver pass after it would), so
+    /// the tests of the ring, the overflow and moves see where it lands;
+    /// [`Harness::insert_fresh`] leaves it unfiled, as a registration does.
     fn insert(&mut self, id: usize, deadline: u64) -> Key {
+        let key = self.insert_fresh(id, deadline);
+        while !self.wheel.wheel.file_fresh(usize::MAX) {}
+        key
+    }
+    fn insert_fresh(&mut self, id: usize, deadline: u64) -> Key {
         let w = self.waker(id);
         match self.wheel.insert(deadline, &mut Some(w)) {
             Insert::Registered { key, .. } => key,
@@ -759,4 +767,99 @@ fn a_node_moved_later_by_billions_of_laps_still_leaves_its_list() {
     wheel.unlink(other);
     wheel.slab_mut().remove(other);
     assert_eq!(wheel.overflow.get(20), None);
+}
+
+/// A registration leaves its entry unfiled: until the next advance it is in
+/// no bucket, no lap and no bitmap bit, so cancelling it then (most
+/// timeouts) touches nothing the driver reads. The ring is not even
+/// allocated.
+#[test]
+fn an_entry_cancelled_before_the_next_advance_never_touches_a_bucket() {
+    let mut h = Harness::new(8);
+    let near = h.insert_fresh(1, 30);
+    let far = h.insert_fresh(2, 10_000);
+    let never = h.insert_fresh(3, SATURATED);
+    assert_eq!(h.wheel.pending(), 3);
+    assert!(h.wheel.wheel.ring.is_empty(), "no bucket was touched");
+    assert!(h.wheel.wheel.occupied.next_set(0).is_none());
+    assert!(h.wheel.wheel.overflow.is_empty());
+    assert_eq!(h.wheel.wheel.never, NIL);
+    for key in [far, near, never] {
+        assert!(h.wheel.remove(key).is_some());
+    }
+    assert_eq!(h.wheel.pending(), 0);
+    assert_eq!(h.wheel.wheel.fresh, NIL);
+    assert_eq!(h.advance_to(20_000), Advance::Idle);
+    assert!(h.fired().is_empty(), "cancelled entries never fire");
+    assert_eq!(h.wheel.counters().cancelled, 3);
+}
+
+/// Unfiled entries are filed by the next advance, before it processes any
+/// tick: each fires at its own tick, including one reset later in place
+/// and one reset earlier before the advance.
+#[test]
+fn unfiled_entries_fire_on_time_after_the_next_advance_files_them() {
+    let mut h = Harness::new(8);
+    let a = h.insert_fresh(1, 30);
+    h.insert_fresh(2, 10_000); // the overflow, once filed
+    let c = h.insert_fresh(3, 500);
+    assert!(matches!(h.wheel.reset(a, 70, false), Reset::InPlace));
+    assert!(matches!(
+        h.wheel.reset(c, 40, false),
+        Reset::Moved { tick: 4 }
+    ));
+    assert_eq!(h.advance_to(39), Advance::Until(4));
+    assert!(h.fired().is_empty(), "nothing is due before tick 4");
+    assert_eq!(h.advance_to(40), Advance::Until(7));
+    assert_eq!(h.fired(), vec![3]);
+    assert_eq!(h.advance_to(69), Advance::Until(7));
+    assert!(
+        h.fired().is_empty(),
+        "a reset later in place never fires early"
+    );
+    h.advance_to(70);
+    assert_eq!(h.fired(), vec![1]);
+    let mut now = 70;
+    while let Advance::Until(t) = h.advance_to(now) {
+        now = t * TICK;
+    }
+    assert_eq!(h.fired(), vec![2]);
+    assert_eq!(now, 10_000);
+    assert_eq!(h.wheel.counters().migrated, 1, "only the far one moved in");
+}
+
+/// A drain at shutdown takes unfiled entries too: every waker comes back.
+#[test]
+fn a_drain_takes_unfiled_entries_too() {
+    let mut h = Harness::new(8);
+    h.insert(1, 30);
+    h.insert_fresh(2, 40);
+    h.insert_fresh(3, SATURATED);
+    let mut out = Vec::new();
+    assert_eq!(h.wheel.close_and_drain(&mut out), 3);
+    assert_eq!(out.len(), 3);
+    assert_eq!(h.wheel.pending(), 0);
+}
+
+/// A burst of registrations is filed a bounded number per advance call
+/// (the lock is let go between calls): the calls report `BatchFull` until
+/// every entry is filed, and then every one fires at its tick.
+#[test]
+fn a_burst_of_unfiled_entries_is_filed_a_bounded_number_per_call() {
+    let mut h = Harness::new(8);
+    for i in 0..100 {
+        h.insert_fresh(i, 30 + (i as u64 % 3) * TICK);
+    }
+    let mut out = Vec::new();
+    let mut calls = 0;
+    while h.wheel.advance(0, 0, &mut out, 3) == Advance::BatchFull {
+        calls += 1;
+        assert!(out.is_empty(), "nothing is due at tick 0");
+    }
+    assert_eq!(calls, 100 / 12, "12 filed per call, the rest in the last");
+    assert_eq!(h.wheel.wheel.fresh, NIL);
+    assert_eq!(h.advance_to(50), Advance::Idle);
+    let mut fired = h.fired();
+    fired.sort_unstable();
+    assert_eq!(fired, (0..100).collect::<Vec<_>>());
 }
