@@ -217,6 +217,110 @@ fn loom_reset_racing_firing_moves_or_finds_it_fired() {
     });
 }
 
+/// The lean registration path (an entry waits unfiled in the shard's
+/// fresh list until a pass files it): a registration racing the pass that
+/// files it fires exactly once, at its tick, whichever came first.
+#[test]
+fn loom_fresh_registration_racing_the_pass_that_files_it_fires_once() {
+    model(|| {
+        let shard = shard(None);
+        let (count, waker) = counter();
+        let s2 = shard.clone();
+        let registrant = loom::thread::spawn(move || register(&s2, 2, &waker));
+        // Files it if it came first; a pass at tick 2 fires it either way.
+        driver_pass(&shard, 1);
+        let key = registrant.join().unwrap();
+        assert_eq!(wakes(&count), 0, "nothing fires before its tick");
+        driver_pass(&shard, 2);
+        assert_eq!(wakes(&count), 1);
+        assert!(!shard.is_live(key));
+        assert_eq!(shard.pending(), 0);
+    });
+}
+
+/// A cancel racing the pass that files its entry: whichever comes first,
+/// the cancel finds it pending (nothing fired yet), its slot is freed, and
+/// no later pass wakes anyone or waits for it.
+#[test]
+fn loom_fresh_cancel_racing_the_pass_that_files_it_frees_it() {
+    model(|| {
+        let shard = shard(None);
+        let (count, waker) = counter();
+        let key = register(&shard, 5, &waker);
+        drop(waker);
+        let s2 = shard.clone();
+        let canceller = loom::thread::spawn(move || s2.cancel(key).is_some());
+        driver_pass(&shard, 1);
+        assert!(canceller.join().unwrap(), "it was pending");
+        assert_eq!(shard.pending(), 0);
+        assert_eq!(driver_pass(&shard, 5), None, "nothing left to wait for");
+        assert_eq!(wakes(&count), 0);
+    });
+}
+
+/// A reset to an earlier tick of an unfiled entry racing the pass that
+/// fires that tick: the sleep completes exactly once, by the pass (the
+/// reset came first and moved it), by the reset (it came after the pass
+/// processed the tick and hands back the waker), or, when the scan skipped
+/// the shard before the reset lowered its `due`, by the next pass, which
+/// the reset told the driver to make.
+#[test]
+fn loom_fresh_reset_earlier_racing_the_fire_completes_once() {
+    model(|| {
+        let (shard, kicked) = shard_kicked(None);
+        let (count, waker) = counter();
+        let key = register(&shard, 3, &waker);
+        drop(waker);
+        let s2 = shard.clone();
+        let resetter = loom::thread::spawn(move || match s2.reset(key, TICK_NS, false) {
+            Reset::Moved { tick } => {
+                assert_eq!(tick, 1);
+                false
+            }
+            Reset::Elapsed(waker) => {
+                waker.wake();
+                true
+            }
+            other => panic!("an earlier deadline: {other:?}"),
+        });
+        driver_pass(&shard, 1);
+        let completed_by_reset = resetter.join().unwrap();
+        if wakes(&count) == 0 {
+            let told = shard.shared.target().min(kicked.load(Ordering::SeqCst));
+            assert!(
+                told <= 1,
+                "moved to tick 1 behind the scan, driver told {told}"
+            );
+            driver_pass(&shard, 1);
+        }
+        assert_eq!(wakes(&count), 1, "completed exactly once");
+        assert!(!shard.is_live(key));
+        if !completed_by_reset {
+            assert!(shard.has_fired(1), "the pass fired it at tick 1");
+        }
+        assert_eq!(shard.pending(), 0);
+    });
+}
+
+/// A `Sleep`'s drop (skip the lock if the processed mark says it fired,
+/// else cancel) racing the pass that files and fires it: the task is woken
+/// exactly when the drop did not cancel it, and the slot is freed.
+#[test]
+fn loom_fresh_drop_racing_the_fire_wakes_or_cancels() {
+    model(|| {
+        let shard = shard(None);
+        let (count, waker) = counter();
+        let key = register(&shard, 1, &waker);
+        drop(waker);
+        let s2 = shard.clone();
+        let dropper = loom::thread::spawn(move || !s2.has_fired(1) && s2.cancel(key).is_some());
+        driver_pass(&shard, 1);
+        let cancelled = dropper.join().unwrap();
+        assert_eq!(wakes(&count), usize::from(!cancelled));
+        assert_eq!(shard.pending(), 0);
+    });
+}
+
 /// A re-poll with a new waker racing the firing: exactly one of the two
 /// wakers is woken, and it is the new one whenever the update came first.
 #[test]
