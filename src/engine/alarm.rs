@@ -23,8 +23,9 @@
 //! the boundary, and, if tokio calls even the boundary processed while the
 //! timer's clock has not reached it (its processed mark ahead of
 //! `Instant::now()`), the millisecond after. If that is still processed,
-//! it reports [`Arming::Stuck`] and leaves the rest to the driver task's
-//! backstop: no caller loops on an alarm that keeps answering "due".
+//! it reports [`Arming::Waiting`] all the same, with the rest left to the
+//! driver task's backstop (which covers every due tick whatever the alarm
+//! does): no caller loops on an alarm that keeps answering "due".
 //!
 //! # Why the alarm is retired, not just dropped
 //!
@@ -48,15 +49,17 @@ use crate::engine::tokio_compat::early_arm;
 /// What [`Alarm::arm`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Arming {
-    /// The sleep will fire at or after the boundary; the hook is registered.
+    /// Nothing for the caller to do now: the sleep will fire at or after
+    /// the boundary and call the hook, or (where tokio calls the boundary,
+    /// and the millisecond after it, processed while the clock has not
+    /// reached it) the driver task's backstop scans once the clock gets
+    /// there.
     Waiting,
-    /// The boundary has come (tokio says so, and so does the clock): the
-    /// caller scans.
+    /// A scan is due now that no hook call will run: the boundary has come
+    /// (tokio says so, and so does the clock), or, from
+    /// [`Alarm::arm_soon`], tokio takes no arm at all. The caller scans, or
+    /// leaves the scan to the driver task.
     Due,
-    /// tokio calls the boundary, and the millisecond after it, processed,
-    /// while the clock has not reached the boundary: nothing fires the hook
-    /// for it; the driver task's backstop scans once the clock gets there.
-    Stuck,
     /// The alarm was retired: nothing is armed and nothing will be.
     Off,
 }
@@ -123,7 +126,7 @@ impl Alarm {
             // the runtime drops its tasks: assumption 4 in
             // `tokio_compat.rs`), when a reset would panic. Left to the
             // backstop, which the shutdown ends anyway.
-            return Arming::Stuck;
+            return Arming::Waiting;
         }
         self.boundary = Some(boundary);
         if self.arm_early && self.set(early_arm(boundary), hook).is_pending() {
@@ -139,7 +142,8 @@ impl Alarm {
         // is the least it can still fire for.
         match boundary.checked_add(Duration::from_millis(1)) {
             Some(later) if self.set(later, hook).is_pending() => self.waiting(),
-            _ => Arming::Stuck,
+            // Left to the backstop: see the module docs.
+            _ => self.waiting(),
         }
     }
 
@@ -208,7 +212,7 @@ impl Alarm {
     /// just past now is the soonest it fires for; if it calls even that
     /// processed (its processed mark ahead of the clock), a millisecond
     /// later is the least it can still fire for. If that too is processed,
-    /// [`Arming::Stuck`]: the caller leaves the scan to the driver task.
+    /// [`Arming::Due`]: the caller leaves the scan to the driver task.
     pub(crate) fn arm_soon(&mut self, hook: &Waker, now: impl Fn() -> Instant) -> Arming {
         if self.retired {
             return Arming::Off;
@@ -227,7 +231,7 @@ impl Alarm {
                 return self.waiting();
             }
         }
-        Arming::Stuck
+        Arming::Due
     }
 
     /// Holds no tokio timer (a paused clock's auto-advance never stops for

@@ -272,18 +272,14 @@ impl Driver {
             let Some(boundary) = boundary else {
                 state.alarm.disarm();
                 self.backstop.follow(inner, None);
-                return Outcome::Parked;
+                return Outcome::Armed;
             };
             match state.alarm.arm(boundary, hook, || shared.now()) {
                 Arming::Waiting => {
-                    // Armed for it; it may have fired since (another
-                    // worker's timer processing), its hook's request then
-                    // left to this pass lock.
+                    // Armed for it (or left to the backstop); it may have
+                    // fired since (another worker's timer processing), its
+                    // hook's request then left to this pass lock.
                     debug_assert!(state.alarm.armed_by(boundary), "armed for {boundary:?}");
-                    self.backstop.follow(inner, Some(boundary));
-                    return Outcome::Armed;
-                }
-                Arming::Stuck => {
                     self.backstop.follow(inner, Some(boundary));
                     return Outcome::Armed;
                 }
@@ -362,7 +358,7 @@ impl Driver {
         }
         trace!("driver re-armed", next_tick = tick);
         match state.alarm.arm(boundary, hook, || shared.now()) {
-            Arming::Waiting | Arming::Stuck => Outcome::Armed,
+            Arming::Waiting => Outcome::Armed,
             Arming::Due if party.may_scan() => self.pass(state, hook, true),
             Arming::Due => self.keep_hook(state, hook),
             Arming::Off => Outcome::Stop(Stop::Off),
@@ -381,7 +377,7 @@ impl Driver {
         }
         match state.alarm.arm_soon(hook, || shared.now()) {
             Arming::Waiting => Outcome::LeftToHook,
-            Arming::Due | Arming::Stuck => Outcome::LeftToTask,
+            Arming::Due => Outcome::LeftToTask,
             Arming::Off => Outcome::Stop(Stop::Off),
         }
     }

@@ -81,10 +81,9 @@ impl Stop {
 /// What a pass or an arm left the driver waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
-    /// The alarm is armed (or left to the backstop).
+    /// Nothing for anyone to do until the alarm (or the backstop) fires;
+    /// with nothing that can come due, nothing is armed.
     Armed,
-    /// Nothing can come due: no alarm.
-    Parked,
     /// A scan this party may not run: the alarm is armed to call the hook
     /// at tokio's next timer processing, and the hook's pass runs it.
     LeftToHook,
@@ -289,7 +288,7 @@ impl<T> Requests<T> {
                     answer.left_here = true;
                     hook_refused |= !party.may_scan();
                 }
-                Outcome::Armed | Outcome::Parked => {}
+                Outcome::Armed => {}
             }
         });
         answer.ran_here = ran == Ran::Here;
