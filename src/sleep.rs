@@ -104,7 +104,9 @@ enum State {
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
-    shard: Arc<Shard>,
+    /// Its timer's shard; `None` only inside `drop`, which lets it go
+    /// before it tells an orphaned driver (see `Shard::cancel_last`).
+    shard: Option<Arc<Shard>>,
     /// Nanoseconds from the timer's origin (negative: before it was built).
     deadline: i64,
     /// A slab key while registered, else one of the state constants above.
@@ -159,7 +161,7 @@ impl Sleep {
     /// `checked` as in [`State::Unregistered`].
     pub(crate) fn new(shard: Arc<Shard>, deadline: i64, checked: bool) -> Self {
         let mut sleep = Sleep {
-            shard,
+            shard: Some(shard),
             deadline,
             key: UNCHECKED,
             generation: 0,
@@ -202,8 +204,16 @@ impl Sleep {
         };
     }
 
+    #[inline]
+    fn shard(&self) -> &Shard {
+        match &self.shard {
+            Some(shard) => shard,
+            None => unreachable!("a sleep's shard is taken only by its drop"),
+        }
+    }
+
     fn clock(&self) -> &Clock {
-        &self.shard.shared.clock
+        &self.shard().shared.clock
     }
 
     /// Whether the driver has fired this registered sleep's entry, learnt
@@ -211,7 +221,7 @@ impl Sleep {
     /// cannot tell.
     fn has_fired(&self) -> bool {
         let tick = self.clock().tick_of(Clock::wheel_ns(self.deadline));
-        self.shard.has_fired(tick)
+        self.shard().has_fired(tick)
     }
 
     /// The instant at which this sleep completes.
@@ -257,7 +267,7 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         match self.state() {
             State::Done | State::Refused => true,
-            State::Registered(key) => self.has_fired() || !self.shard.is_live(key),
+            State::Registered(key) => self.has_fired() || !self.shard().is_live(key),
             State::Unregistered { .. } => false,
         }
     }
@@ -332,7 +342,7 @@ impl Sleep {
     /// # }
     /// ```
     pub fn try_reset(self: Pin<&mut Self>, deadline: Instant) -> Result<(), Error> {
-        let shared = &self.shard.shared;
+        let shared = &self.shard().shared;
         let offset = shared.clock.offset(deadline);
         // A registered sleep on a clock that runs reads no clock here, as
         // tokio's reset does not: a deadline in a tick the driver has
@@ -353,7 +363,7 @@ impl Sleep {
     /// completes, however far the clock moves, where an `Instant` sum would
     /// overflow.
     pub(crate) fn try_reset_after(self: Pin<&mut Self>, duration: Duration) -> Result<(), Error> {
-        let shared = &self.shard.shared;
+        let shared = &self.shard().shared;
         // One clock read serves both the deadline and the passed check.
         let now = shared.now();
         let offset = shared.clock.offset_after(now, duration);
@@ -373,10 +383,10 @@ impl Sleep {
         now: Option<i64>,
     ) -> Result<(), Error> {
         let this = self.get_mut();
-        if this.shard.shared.is_shutdown() {
+        if this.shard().shared.is_shutdown() {
             return Err(Error::shutdown());
         }
-        let passed = now.is_some_and(|now| this.shard.shared.clock.passed(new, now));
+        let passed = now.is_some_and(|now| this.shard().shared.clock.passed(new, now));
         this.deadline = new;
         let State::Registered(key) = this.state() else {
             this.set_state(if passed {
@@ -388,12 +398,12 @@ impl Sleep {
         };
         if passed {
             this.set_state(State::Done);
-            if let Some(waker) = this.shard.cancel(key) {
+            if let Some(waker) = this.shard().cancel(key) {
                 waker.wake();
             }
             return Ok(());
         }
-        match this.shard.reset(key, Clock::wheel_ns(new), now.is_none()) {
+        match this.shard().reset(key, Clock::wheel_ns(new), now.is_none()) {
             Reset::Moved { .. } | Reset::InPlace => {}
             Reset::Stale => this.set_state(State::Unregistered { checked: true }),
             Reset::Elapsed(waker) => {
@@ -407,24 +417,24 @@ impl Sleep {
     /// `true` if this sleep was cut short by its timer shutting down (the
     /// timer is shut down and the deadline has not been reached).
     pub(crate) fn ended_by_shutdown(&self) -> bool {
-        let shared = &self.shard.shared;
+        let shared = &self.shard().shared;
         shared.is_shutdown() && !shared.clock.passed(self.deadline, shared.now_offset())
     }
 
     /// The state this sleep's timer shares with its driver: the clock and the
     /// shutdown flag.
     pub(crate) fn shared(&self) -> &Shared {
-        &self.shard.shared
+        &self.shard().shared
     }
 
     /// The current time on this sleep's timer's clock.
     pub(crate) fn clock_now(&self) -> Instant {
-        self.shard.shared.now()
+        self.shard().shared.now()
     }
 
     /// `true` once this sleep's timer has shut down.
     pub(crate) fn timer_is_shut_down(&self) -> bool {
-        self.shard.shared.is_shutdown()
+        self.shard().shared.is_shutdown()
     }
 
     /// The poll itself: `Ready(true)` if the sleep completes whatever
@@ -445,10 +455,10 @@ impl Sleep {
                 Poll::Ready(true)
             }
             State::Registered(key) => {
-                let shared = &self.shard.shared;
+                let shared = &self.shard().shared;
                 let deadline = self.deadline;
                 let passed = || shared.clock.passed(deadline, shared.now_offset());
-                match self.shard.poll_registered(key, cx.waker(), passed) {
+                match self.shard().poll_registered(key, cx.waker(), passed) {
                     Polled::Pending => Poll::Pending,
                     Polled::Fired => {
                         self.set_state(State::Done);
@@ -470,14 +480,14 @@ impl Sleep {
     }
 
     fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
-        let shared = &self.shard.shared;
+        let shared = &self.shard().shared;
         if (!checked || shared.clock_paused())
             && shared.clock.passed(self.deadline, shared.now_offset())
         {
             self.set_state(State::Done);
             return Poll::Ready(());
         }
-        match self.shard.register(Clock::wheel_ns(self.deadline), waker) {
+        match self.shard().register(Clock::wheel_ns(self.deadline), waker) {
             Insert::Registered { key, .. } => {
                 self.set_state(State::Registered(key));
                 Poll::Pending
@@ -533,13 +543,16 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
+        let Some(shard) = self.shard.take() else {
+            return;
+        };
         // The capacity unit first: dropping the waker below runs executor
         // code, and if that panics the unit must not leak.
-        self.shard.shared.release();
+        shard.shared.release();
         if let State::Registered(key) = self.state() {
-            if !self.has_fired() {
-                // The returned waker (if any) is dropped here, after the lock.
-                drop(self.shard.cancel(key));
+            let tick = shard.shared.clock.tick_of(Clock::wheel_ns(self.deadline));
+            if !shard.has_fired(tick) {
+                Shard::cancel_last(shard, key);
             }
         }
     }

@@ -127,13 +127,23 @@ impl Shard {
 
     /// Unregisters `key`; returns its waker if it was still pending.
     pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
-        let waker = self.lock().remove(key);
-        if waker.is_some() && self.shared.is_orphaned() {
-            // With no handle left, a parked driver only learns here that
-            // the entry it kept alive for (one that never fires) is gone.
-            self.shared.nudge();
+        self.lock().remove(key)
+    }
+
+    /// A dropped sleep's cancel: unregisters `key`, lets go of the sleep's
+    /// reference to the shard, then drops the waker (all outside the lock).
+    /// With no timer handle left, a parked driver only learns here that the
+    /// entry it kept alive for is gone: it is told after the reference is
+    /// gone, so its pass finds no sleep alive and retires at once.
+    pub(crate) fn cancel_last(shard: Arc<Shard>, key: Key) {
+        let waker = shard.cancel(key);
+        let orphaned = waker.is_some() && shard.shared.is_orphaned();
+        let shared = orphaned.then(|| shard.shared.clone());
+        drop(shard);
+        drop(waker);
+        if let Some(shared) = shared {
+            shared.nudge();
         }
-        waker
     }
 
     /// Moves registered `key` to `deadline_ns`; `unchecked` if the caller
