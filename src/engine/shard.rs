@@ -135,15 +135,21 @@ impl Shard {
     /// With no timer handle left, a parked driver only learns here that the
     /// entry it kept alive for is gone: it is told after the reference is
     /// gone, so its pass finds no sleep alive and retires at once.
+    #[inline]
     pub(crate) fn cancel_last(shard: Arc<Shard>, key: Key) {
         let waker = shard.cancel(key);
-        let orphaned = waker.is_some() && shard.shared.is_orphaned();
-        let shared = orphaned.then(|| shard.shared.clone());
-        drop(shard);
-        drop(waker);
-        if let Some(shared) = shared {
-            shared.nudge();
+        if waker.is_some() && shard.shared.is_orphaned() {
+            Shard::nudge_after_drop(shard);
         }
+        drop(waker);
+    }
+
+    /// Drops `shard` (a sleep's reference), then tells its orphaned driver.
+    #[cold]
+    fn nudge_after_drop(shard: Arc<Shard>) {
+        let shared = shard.shared.clone();
+        drop(shard);
+        shared.nudge();
     }
 
     /// Moves registered `key` to `deadline_ns`; `unchecked` if the caller
