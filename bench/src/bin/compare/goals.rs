@@ -336,7 +336,7 @@ pub const GOALS: &[Goal] = &[
     ], "tickwheel through a held Timer",
     "the drop-in for `tokio::time::sleep` (no handle held) costs little more than holding a Timer"),
     goal("W3 CPU register+fire", "W3", "1M sleeps registered and fired, current-thread", &[Work::W3],
-        &[to_tokio("CPU", "cpu_s", 0.4, "s").digits(3)], TOKIO,
+        &[to_tokio("CPU", "cpu_s", 0.35, "s").digits(3)], TOKIO,
         "bulk timers (a million registered and fired) cost a fraction of tokio's CPU"),
     goal("W3 bytes per pending sleep", "W3", "1M sleeps pending", &[Work::W3], &[
         cond("Sleep + entry, measured heap", tw("bytes_per_timer"), Bound::AtMost(48.0), "B"),
@@ -390,11 +390,11 @@ pub const GOALS: &[Goal] = &[
     goal("W9 task per sleep", "W9", "the same spawned from `block_on`, collected by a JoinSet or counted down to a Notify",
         &[Work::W9(TaskSleeps::JOINSET_CT), Work::W9(TaskSleeps::JOINSET_MT),
           Work::W9(TaskSleeps::NOTIFY_CT), Work::W9(TaskSleeps::NOTIFY_MT)], &[
-        above_floor_to_tokio("CPU per sleep above the floor", "cpu_ns_per_op", 0.5).digits(0),
+        above_floor_to_tokio("CPU per sleep above the floor", "cpu_ns_per_op", 0.75).digits(0),
         shown("floor per task", fig(Sys::Floor, "cpu_ns_per_op"), "ns", 0),
     ], TOKIO_SAME_REP,
-    "the same in the shapes a user's own harness takes, so the claim does not depend on how the tasks \
-     are spawned and collected"),
+    "the lead holds (three quarters of tokio's or less) in the shapes a user's own harness takes, so \
+     the claim does not depend on how the tasks are spawned and collected"),
     goal("W11 new timer's heap, 64 shards", "W11", "a timer with 64 shards on 2 workers", &[Work::W11(Shards::S64)], &[
         cond("heap", tw("timer_bytes"), Bound::AtMost(1e6), "B").digits(0),
         shown("4 shards", tw("timer_bytes").of(Work::W11(Shards::S4)), "B", 0),
@@ -944,7 +944,7 @@ mod tests {
                 10.0,
             ),
             ("W2 churn overhead", Work::W2, "ns_per_op", 0.5, 100.0, 10.0),
-            ("W3 CPU register+fire", Work::W3, "cpu_s", 0.4, 1.0, 0.0),
+            ("W3 CPU register+fire", Work::W3, "cpu_s", 0.35, 1.0, 0.0),
             (
                 "W4 register, 0 pending",
                 Work::W4,
@@ -1356,12 +1356,21 @@ mod tests {
                 );
                 r
             };
+            // The spawned shape's bound is 0.5x, the others' 0.75x.
+            let spawned = tasks.shape == crate::systems::TaskShape::Spawned;
             // Overheads 400 and 600 against 900 and 1,100: 0.5x (the raw
-            // figures would give 0.75x).
-            let at = with(
-                [(1000.0, 1400.0, 1900.0), (1000.0, 1600.0, 2100.0)],
-                [0.0; 2],
-            );
+            // figures would give 0.75x); 600 and 900 against the same: 0.75x.
+            let at = if spawned {
+                with(
+                    [(1000.0, 1400.0, 1900.0), (1000.0, 1600.0, 2100.0)],
+                    [0.0; 2],
+                )
+            } else {
+                with(
+                    [(1000.0, 1600.0, 1900.0), (1000.0, 1900.0, 2100.0)],
+                    [0.0; 2],
+                )
+            };
             let v = verdict(&at, &name);
             assert_eq!(v.met, Some(true), "{name}: {}", v.detail);
             // Each repetition against its own floor: 400 and 400 against 900
@@ -1371,7 +1380,8 @@ mod tests {
                 [0.0; 2],
             );
             assert!(verdict(&own, &name).detail.contains(": 0.44x"), "{name}");
-            let dear = with([(1000.0, 1510.0, 2000.0); 2], [0.0; 2]);
+            let dear_at = if spawned { 1510.0 } else { 1760.0 };
+            let dear = with([(1000.0, dear_at, 2000.0); 2], [0.0; 2]);
             assert_eq!(met(&dear, &name), Some(false), "{name}");
             // An early sleep counts where the shape checks it (spawned by a
             // task); the other shapes read no clock in their tasks.
@@ -1623,7 +1633,7 @@ mod tests {
             (Work::W1Ct, "ns_per_op", Some(0.5)),
             (Work::W1Mt, "ns_per_op", Some(0.35)),
             (Work::W2, "ns_per_op", Some(0.5)),
-            (Work::W3, "cpu_s", Some(0.4)),
+            (Work::W3, "cpu_s", Some(0.35)),
             (Work::W3, "bytes_per_timer", None),
             (Work::W6, "p99_ms", Some(0.75)),
             (Work::W7, "ns_per_reset", Some(0.35)),
