@@ -1,6 +1,33 @@
 //! The driver: what advances every shard's wheel, who runs it, and the
 //! backstop that keeps it going whatever tokio does with its waker.
 //!
+//! # Every mechanism, in one list
+//!
+//! 1. Each shard's `due` (`shard.rs`): the earliest tick it needs
+//!    processed, lowered by registrations, set by advances. An entry
+//!    registered since the last pass waits unfiled in its shard's fresh
+//!    list (`wheel/mod.rs`); `due` covers it all the same, and the pass's
+//!    advance files it first.
+//! 2. The target and the kick (`shared.rs`): a registration earlier than
+//!    the target lowers it and asks for an arm.
+//! 3. The requests (`requests.rs`): arm, scan, retire and stop, raised by
+//!    the three parties below and run under one pass lock by whoever holds
+//!    it.
+//! 4. The alarm (`alarm.rs`): the driver's one tokio sleep, armed for the
+//!    next busy boundary (a millisecond early first on current-thread
+//!    runtimes, a millisecond late once if tokio's mark is ahead of the
+//!    clock), or for the soonest instant tokio fires for when a scan is
+//!    left to the hook.
+//! 5. The backstop (`backstop.rs`): the task's own tokio sleep, a slack
+//!    after the earliest due boundary, moved on by passes so a working hook
+//!    costs the task no wake-ups; its tick is published for registrations.
+//! 6. The notice (`notice.rs`): the bits a party sets to wake the task
+//!    (a scan left to it, a backstop to move, a stop).
+//! 7. [`PASS_ROUNDS`]: the most scans one pass makes.
+//! 8. The orphan recheck (`backstop::ORPHAN_RECHECK`): once a second while
+//!    no handle is left and only sleeps that registered nothing keep the
+//!    driver.
+//!
 //! # Three parties, one pass at a time
 //!
 //! A *pass* processes every tick due by now on every shard, wakes the

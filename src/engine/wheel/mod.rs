@@ -15,6 +15,7 @@
 //!  +----+----+-- .. --+----+-- .. --+     { C+2: a -> b,  C+9: c, C+900: d }
 //!  bitmap: one bit per non-empty bucket
 //!  never: deadlines the clock never reaches      due: (queues) known due
+//!  fresh: (timers) registered since the last advance, not yet filed
 //! ```
 //!
 //! Invariants (checked by the unit tests in `tests.rs` and by
@@ -36,6 +37,12 @@
 //!   never reach (a saturated deadline such as `Duration::MAX`, or a tick
 //!   past the last one the clock can express): nothing ever schedules a
 //!   wake-up for them;
+//! - the `fresh` list (only a timer links there) holds the nodes
+//!   registered since the last advance, unfiled: a registration pushes
+//!   there and a cancel unlinks from there, so a timer cancelled before the
+//!   driver's next pass (most timeouts) never touches a bucket, the bitmap
+//!   or the overflow. Every one is of a tick after `elapsed`, and an
+//!   advance files them all before it processes any tick;
 //! - the `due` list (only a queue links there) holds nodes known to be due
 //!   that the ring cannot take, in tick order.
 //!
