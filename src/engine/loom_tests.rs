@@ -190,7 +190,9 @@ fn loom_cancel_racing_firing_wakes_at_most_once() {
 /// A reset racing the firing either moves a still-pending entry (no wake)
 /// or finds it fired (one wake): never both, never neither. The later
 /// deadline is recorded in place, so when the reset comes first the pass at
-/// tick 1 moves the entry instead of firing it.
+/// tick 1 moves the entry instead of firing it. (An advance at tick 0 files
+/// the entry first: an unfiled one is filed at its new tick instead, the
+/// fresh models' case.)
 #[test]
 fn loom_reset_racing_firing_moves_or_finds_it_fired() {
     model(|| {
@@ -198,6 +200,8 @@ fn loom_reset_racing_firing_moves_or_finds_it_fired() {
         let (count, waker) = counter();
         let key = register(&shard, 1, &waker);
         drop(waker);
+        let panics = std::sync::atomic::AtomicU64::new(0);
+        shard.advance(0, 0, &mut Vec::new(), &panics);
         let s2 = shard.clone();
         let resetter = loom::thread::spawn(move || s2.reset(key, 10 * TICK_NS, false));
         driver_pass(&shard, 1);

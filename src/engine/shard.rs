@@ -461,8 +461,10 @@ mod tests {
         assert!(a.cancel(key).is_none(), "cancelled twice");
     }
 
-    /// A cancel nudges the driver only when no handle is left (the driver
-    /// may be parked for the entry it removed) and it removed an entry.
+    /// A dropped sleep's cancel nudges the driver only when no handle is
+    /// left (the driver may be parked for the entry it removed) and it
+    /// removed an entry, and only once the sleep's reference to the shard
+    /// is gone: the pass it asks for must find no sleep alive.
     #[test]
     fn a_cancel_nudges_the_driver_only_once_orphaned() {
         let (a, _) = two_shards();
@@ -473,15 +475,18 @@ mod tests {
         };
         let key = register(u64::MAX);
         assert!(!noticed(&a), "a never-firing entry never notifies");
-        assert!(a.cancel(key).is_some());
+        Shard::cancel_last(a.clone(), key);
         assert!(!noticed(&a), "a handle is left");
         a.shared.drop_handle();
         assert!(noticed(&a), "the last handle went");
-        assert!(a.cancel(key).is_none());
+        Shard::cancel_last(a.clone(), key);
         assert!(!noticed(&a), "nothing was removed");
         let key = register(u64::MAX);
-        assert!(a.cancel(key).is_some());
+        let sleeps_ref = a.clone();
+        assert_eq!(Arc::strong_count(&a), 2);
+        Shard::cancel_last(sleeps_ref, key);
         assert!(noticed(&a), "orphaned, and an entry was removed");
+        assert_eq!(Arc::strong_count(&a), 1, "the reference went first");
     }
 
     /// Whatever number a thread drew, its index is a valid shard: with one

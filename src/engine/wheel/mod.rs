@@ -398,34 +398,27 @@ impl<P> Wheel<P> {
     /// nodes wait unfiled until the next advance files them
     /// ([`Wheel::file_fresh`]). Pushing and unlinking there is a few writes
     /// to one head: a timer cancelled before the driver's next pass (most
-    /// timeouts) never touches a bucket or the bitmap.
+    /// timeouts) never touches a bucket or the bitmap. A node there carries
+    /// the flag a queue's `due` nodes do ([`Node::is_due`]: no wheel uses
+    /// both lists), so it is never moved later in place
+    /// ([`Wheel::extend`]) and its owner can tell it is unfiled.
     #[inline(always)]
     pub(crate) fn push_fresh(&mut self, index: u32) {
         let old = std::mem::replace(&mut self.fresh, index);
         push_front(&mut self.slab, old, index, List::Fresh);
     }
 
-    /// Files up to `limit` nodes of the `fresh` list where their deadlines
-    /// say (every one is of a tick after `elapsed`: an insert into a
-    /// processed tick is refused, and only an advance moves `elapsed`, after
-    /// this has emptied the list). Returns whether the list is now empty.
-    pub(crate) fn file_fresh(&mut self, limit: usize) -> bool {
-        let mut at = self.fresh;
-        for _ in 0..limit {
-            if at == NIL {
-                break;
-            }
+    /// Files every node of the `fresh` list where its deadline says (every
+    /// one is of a tick after `elapsed`: an insert into a processed tick is
+    /// refused, and only an advance moves `elapsed`, after calling this).
+    pub(crate) fn file_fresh(&mut self) {
+        let mut at = std::mem::replace(&mut self.fresh, NIL);
+        while at != NIL {
             let node = self.slab.at(at);
             let (next, ns) = (node.next(), node.deadline.ns());
             self.file(at, ns, self.tick_of(ns));
             at = next;
         }
-        self.fresh = at;
-        if at != NIL {
-            // The rest's new head names the list.
-            self.slab.at_mut(at).prev = FRESH;
-        }
-        at == NIL
     }
 
     /// Takes the whole `fresh` list out (its head), for a drain.
@@ -551,8 +544,8 @@ impl<P> Wheel<P> {
 /// head is `head`.
 #[inline(always)]
 fn push_front<P>(slab: &mut Slab<P>, head: u32, index: u32, list: List) {
-    slab.at_mut(index)
-        .set_head(list.name(), head, list == List::Due);
+    let flagged = matches!(list, List::Due | List::Fresh);
+    slab.at_mut(index).set_head(list.name(), head, flagged);
     if head != NIL {
         slab.at_mut(head).prev = index;
     }

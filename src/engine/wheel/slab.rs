@@ -144,7 +144,8 @@ impl<P> Node<P> {
         self.link = (self.link & MARK) | if due { DUE } else { 0 } | next;
     }
 
-    /// Whether the node is in the wheel's `due` list.
+    /// Whether the node is in the wheel's `due` list (a queue's) or its
+    /// `fresh` list (a timer's): no wheel uses both.
     #[inline]
     pub(crate) fn is_due(&self) -> bool {
         self.link & DUE != 0

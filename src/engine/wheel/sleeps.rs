@@ -61,8 +61,7 @@ pub(crate) enum Advance {
     Idle,
     /// The driver must come back once tick `.0` has begun.
     Until(u64),
-    /// The waker batch is full, or entries registered since the last call
-    /// are still being filed: wake those tasks, then call again.
+    /// The waker batch is full: wake those tasks, then call again.
     BatchFull,
 }
 
@@ -86,9 +85,18 @@ fn wake_tick(placed: Placed) -> u64 {
     }
 }
 
+/// The most entries a shard keeps unfiled in its fresh list: a
+/// registration past it files its entry at once, as a burst's (a million
+/// sleeps made in a loop) would otherwise all be filed by the driver's next
+/// pass, delaying the timers that pass fires. A shard's timeouts
+/// registered since the last pass and still pending are fewer in a service.
+pub(super) const FRESH_MAX: u32 = 64;
+
 #[derive(Debug)]
 pub(crate) struct TimerWheel {
     pub(super) wheel: Wheel<Waker>,
+    /// Entries in the fresh list (at most [`FRESH_MAX`]).
+    pub(super) fresh: u32,
     shutdown: bool,
     counters: Counters,
     lateness: LatenessHistogram,
@@ -102,6 +110,7 @@ impl TimerWheel {
             // A full first page: a shard's pages are all alike, and it
             // returns to that one page whenever it empties.
             wheel: Wheel::new(Slab::new(PAGE_LEN), slots, tick_ns, 0),
+            fresh: 0,
             shutdown: false,
             counters: Counters::default(),
             lateness: LatenessHistogram::default(),
@@ -153,14 +162,20 @@ impl TimerWheel {
         let Some(key) = self.wheel.slab.insert(taken, deadline) else {
             return Insert::NoKeys;
         };
-        // Unfiled until the driver's next pass: most timeouts are
-        // cancelled before it, and never touch a bucket.
-        self.wheel.push_fresh(key.index);
         self.counters.registered += 1;
-        let reachable = self.wheel.reachable(deadline.ns());
+        if self.fresh < FRESH_MAX {
+            // Unfiled until the driver's next pass: most timeouts are
+            // cancelled before it, and never touch a bucket.
+            self.wheel.push_fresh(key.index);
+            self.fresh += 1;
+            let reachable = self.wheel.reachable(deadline.ns());
+            let tick = if reachable { tick } else { u64::MAX };
+            return Insert::Registered { key, tick };
+        }
+        let placed = self.wheel.file(key.index, deadline.ns(), tick);
         Insert::Registered {
             key,
-            tick: if reachable { tick } else { u64::MAX },
+            tick: wake_tick(placed),
         }
     }
 
@@ -215,8 +230,7 @@ impl TimerWheel {
     /// `None` if it already fired or was cancelled.
     #[inline]
     pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
-        self.wheel.slab.get(key)?;
-        self.wheel.unlink(key.index);
+        self.unlink(self.wheel.slab.get(key)?.is_due(), key.index);
         self.counters.cancelled += 1;
         Some(self.take(key.index))
     }
@@ -233,16 +247,16 @@ impl TimerWheel {
     /// tick completes here either way.
     #[inline]
     pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
-        if self.wheel.slab.get(key).is_none() {
+        let Some(fresh) = self.wheel.slab.get(key).map(|node| node.is_due()) else {
             return Reset::Stale;
-        }
+        };
         let deadline = Deadline::from_ns(deadline_ns);
         if let Some(node) = self.wheel.extend(key.index, deadline) {
             node.set_mark(unchecked);
             return Reset::InPlace;
         }
         let tick = self.wheel.tick_of(deadline_ns);
-        self.wheel.unlink(key.index);
+        self.unlink(fresh, key.index);
         if tick <= self.wheel.elapsed {
             self.counters.cancelled += 1;
             return Reset::Elapsed(self.take(key.index));
@@ -269,14 +283,10 @@ impl TimerWheel {
         out: &mut Vec<Waker>,
         limit: usize,
     ) -> Advance {
-        // Every entry registered since the last call is filed first (none
-        // is of a processed tick, and none may be left behind one), four
-        // times `limit` per call (filing one costs about what firing one
-        // does), so a registration never waits behind a whole burst being
-        // filed.
-        if !self.wheel.file_fresh(limit.saturating_mul(4)) {
-            return Advance::BatchFull;
-        }
+        // Every entry registered since the last call is filed first: none
+        // is of a processed tick, and none may be left behind one.
+        self.wheel.file_fresh();
+        self.fresh = 0;
         loop {
             if let Some((slot, tick)) = self.wheel.next_busy() {
                 if tick > now_tick {
@@ -386,10 +396,19 @@ impl TimerWheel {
         let never = std::mem::replace(&mut self.wheel.never, NIL);
         self.free_list(never, out);
         let fresh = self.wheel.take_fresh();
+        self.fresh = 0;
         self.free_list(fresh, out);
         debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
         self.counters.cancelled += before as u64;
         before
+    }
+
+    /// Takes the node at `index` out of its list; `fresh` if it was in the
+    /// fresh list.
+    #[inline]
+    fn unlink(&mut self, fresh: bool, index: u32) {
+        self.wheel.unlink(index);
+        self.fresh -= u32::from(fresh);
     }
 
     fn free_list(&mut self, mut index: u32, out: &mut Vec<Waker>) {

