@@ -421,11 +421,6 @@ impl<P> Wheel<P> {
         }
     }
 
-    /// Takes the whole `fresh` list out (its head), for a drain.
-    pub(crate) fn take_fresh(&mut self) -> u32 {
-        std::mem::replace(&mut self.fresh, NIL)
-    }
-
     /// Moves the deadline of the linked node at `index` to `deadline` in
     /// place if that is allowed: the node is in a ring bucket or a far lap
     /// (not `due`, and not `never`, whose deadlines are all later than any

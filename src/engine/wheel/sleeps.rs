@@ -395,7 +395,7 @@ impl TimerWheel {
         }
         let never = std::mem::replace(&mut self.wheel.never, NIL);
         self.free_list(never, out);
-        let fresh = self.wheel.take_fresh();
+        let fresh = std::mem::replace(&mut self.wheel.fresh, NIL);
         self.fresh = 0;
         self.free_list(fresh, out);
         debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
