@@ -223,6 +223,34 @@ fn a_dropped_timer_retires_at_once_when_its_last_sleep_is_dropped_after_it() {
     );
 }
 
+/// The same on a running clock, where a reset reads no clock: a sleep that
+/// never fires, the last handle dropped, then the sleep reset to an instant
+/// before the timer was built (a tick the wheel has processed: the reset
+/// itself takes the entry out) and dropped. The driver must be gone within
+/// the once-a-second look, not stay for good.
+#[test]
+fn a_dropped_timer_retires_after_its_last_sleep_is_reset_into_a_processed_tick() {
+    let _serial = serial();
+    let _watchdog = Watchdog::start();
+    let rt = two_workers();
+    let before_build = rt.block_on(async { Instant::now() });
+    let timer = Timer::builder()
+        .runtime(rt.handle().clone())
+        .build()
+        .unwrap();
+    let mut sleep = timer.sleep(Duration::MAX);
+    assert!(poll_with_noop(&mut sleep).is_pending());
+    drop(timer);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(rt.metrics().num_alive_tasks(), 1, "registered: it stays");
+    Pin::new(&mut sleep).reset(before_build - Duration::from_secs(1));
+    drop(sleep);
+    let retired = within(Duration::from_secs(3), || {
+        rt.metrics().num_alive_tasks() == 0
+    });
+    assert!(retired.is_some(), "the driver outlived its last sleep");
+}
+
 /// Fifty years: a deadline no test outlives, far past the wheel's ring.
 const FIFTY_YEARS: Duration = Duration::from_secs(50 * 365 * 24 * 3600);
 

@@ -128,7 +128,9 @@
 //! With no `Timer` handle left, a pass retires the driver once nothing is
 //! registered and no sleep is alive (counted over the shards, not read off
 //! their `due`, which can name a timer cancelled since). A registered entry
-//! cancelled then rings the task; a sleep that registered nothing says
+//! taken out then (a sleep dropped, or reset or polled past its deadline)
+//! rings the task, a dropped sleep only once it has let go of its shard;
+//! a sleep that registered nothing says
 //! nothing when dropped, so while only such sleeps keep the driver, the
 //! backstop looks again once every `backstop::ORPHAN_RECHECK` (a `debug` event says
 //! what keeps it). When the task ends for any reason, including the
@@ -1282,6 +1284,32 @@ mod tests {
     /// once, whatever tick the shards still name. Before, the pass took the
     /// stale tick for a timer to wait for and never looked at retiring: the
     /// driver task and the whole timer stayed for the hour, on every runtime.
+    /// An orphaned driver kept by a timer that never fires retires once
+    /// that sleep is reset to a passed deadline and then dropped: the
+    /// reset's cancel tells it (found in review: only a drop's cancel did,
+    /// and the driver stayed for good).
+    #[test]
+    fn an_orphaned_driver_retires_after_its_last_sleep_is_reset_to_the_past_and_dropped() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            let mut forever = tokio_test::task::spawn(timer.sleep(Duration::MAX));
+            tokio_test::assert_pending!(forever.poll());
+            drop(timer);
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 1, "registered: the driver stays");
+            tokio::time::advance(Duration::from_secs(1)).await;
+            let past = Instant::now() - Duration::from_millis(10);
+            std::pin::Pin::new(&mut *forever).reset(past);
+            tokio_test::assert_ready!(forever.poll());
+            drop(forever);
+            for _ in 0..2 {
+                tokio::time::advance(Duration::from_secs(5)).await;
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(tasks_alive(), 0, "the driver outlived its last sleep");
+        });
+    }
+
     #[test]
     fn a_dropped_timer_retires_though_its_shards_name_a_cancelled_tick() {
         block_on_paused(async {

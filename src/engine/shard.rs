@@ -19,7 +19,9 @@
 //!
 //! Registering pushes the entry onto the wheel's fresh list and cancelling
 //! unlinks it from there (`wheel/mod.rs`): no bucket, no bitmap, no
-//! overflow, unless a driver pass came in between and filed it. What is
+//! overflow, unless a driver pass came in between and filed it (or the
+//! shard already held 64 unfiled entries: a burst is filed as it comes,
+//! so no pass has to file it all at once). What is
 //! left is one clock read (when the sleep is made), the sleep's reference
 //! to its shard (an atomic increment, and a decrement at its drop), the
 //! waker's clone and drop (two more, on tokio's task), and this shard's
@@ -139,9 +141,24 @@ impl Shard {
         }
     }
 
-    /// Unregisters `key`; returns its waker if it was still pending.
+    /// Unregisters `key` for a sleep that lives on (a reset to a passed
+    /// deadline, a poll that finds it passed); returns its waker if it was
+    /// still pending. With no handle left, a parked driver only learns here
+    /// that the entry it kept alive for is gone: it is told, and its pass
+    /// arms the once-a-second look for the sleep's drop.
     pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
-        self.lock().remove(key)
+        let waker = self.lock().remove(key);
+        if waker.is_some() {
+            self.removed_one();
+        }
+        waker
+    }
+
+    /// An entry was removed outside a pass: an orphaned driver is told.
+    fn removed_one(&self) {
+        if self.shared.is_orphaned() {
+            self.shared.nudge();
+        }
     }
 
     /// A dropped sleep's cancel: unregisters `key`, lets go of the sleep's
@@ -151,7 +168,7 @@ impl Shard {
     /// gone, so its pass finds no sleep alive and retires at once.
     #[inline]
     pub(crate) fn cancel_last(shard: Arc<Shard>, key: Key) {
-        let waker = shard.cancel(key);
+        let waker = shard.lock().remove(key);
         if waker.is_some() && shard.shared.is_orphaned() {
             Shard::nudge_after_drop(shard);
         }
@@ -179,8 +196,10 @@ impl Shard {
             }
             outcome
         };
-        if let Reset::Moved { tick } = outcome {
-            self.shared.registered(tick);
+        match outcome {
+            Reset::Moved { tick } => self.shared.registered(tick),
+            Reset::Elapsed(_) => self.removed_one(),
+            _ => {}
         }
         outcome
     }

@@ -37,12 +37,13 @@
 //!   never reach (a saturated deadline such as `Duration::MAX`, or a tick
 //!   past the last one the clock can express): nothing ever schedules a
 //!   wake-up for them;
-//! - the `fresh` list (only a timer links there) holds the nodes
-//!   registered since the last advance, unfiled: a registration pushes
-//!   there and a cancel unlinks from there, so a timer cancelled before the
-//!   driver's next pass (most timeouts) never touches a bucket, the bitmap
-//!   or the overflow. Every one is of a tick after `elapsed`, and an
-//!   advance files them all before it processes any tick;
+//! - the `fresh` list (only a timer links there) holds nodes registered
+//!   since the last advance, unfiled (at most 64 per shard: past that, and
+//!   for a node reset since, `sleeps.rs` files at once): a registration
+//!   pushes there and a cancel unlinks from there, so a timer cancelled
+//!   before the driver's next pass (most timeouts) never touches a bucket,
+//!   the bitmap or the overflow. Every one is of a tick after `elapsed`,
+//!   and an advance files them all before it processes any tick;
 //! - the `due` list (only a queue links there) holds nodes known to be due
 //!   that the ring cannot take, in tick order.
 //!
@@ -63,8 +64,10 @@
 //! ties first in, first out) takes new nodes at its front, and comes out
 //! from its front: of nodes of one tick in one bucket, the latest linked
 //! comes out first. A far lap's list is reversed as it moves into the ring, so of the
-//! nodes linked into one far lap, the earliest comes out first. The timer
-//! fires a bucket in that order; a queue's `peek` and `poll_expired` follow
+//! nodes linked into one far lap, the earliest comes out first; the fresh
+//! list is filed front first, so of the timer nodes it files into one
+//! bucket, the earliest registered comes out first. The timer fires a
+//! bucket in that order (nothing promises an order among ties); a queue's `peek` and `poll_expired` follow
 //! it one node at a time.
 //!
 //! The wheel knows nothing of locks, tasks or clocks: a shard wraps its
@@ -423,8 +426,8 @@ impl<P> Wheel<P> {
 
     /// Moves the deadline of the linked node at `index` to `deadline` in
     /// place if that is allowed: the node is in a ring bucket or a far lap
-    /// (not `due`, and not `never`, whose deadlines are all later than any
-    /// that can come due), and the new deadline is not earlier and can come
+    /// (not `due` or `fresh`, which carry its flag, and not `never`, whose
+    /// deadlines are all later than any that can come due), and the new deadline is not earlier and can come
     /// due. Returns the node if it moved, `None` (having changed nothing)
     /// if it must be unlinked and linked again instead.
     #[inline]

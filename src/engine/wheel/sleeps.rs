@@ -13,8 +13,9 @@ use crate::engine::prefetch;
 /// What happened to a registration attempt.
 #[derive(Debug)]
 pub(crate) enum Insert {
-    /// Registered (in the fresh list until the next advance files it); it
-    /// will fire at `tick` (`u64::MAX`: never).
+    /// Registered (in the fresh list until the next advance files it,
+    /// unless that list was full); it will fire at `tick` (`u64::MAX`:
+    /// never).
     Registered { key: Key, tick: u64 },
     /// The deadline's tick was already processed: the deadline has passed.
     Elapsed,

@@ -64,6 +64,7 @@ impl Harness {
     fn insert(&mut self, id: usize, deadline: u64) -> Key {
         let key = self.insert_fresh(id, deadline);
         self.wheel.wheel.file_fresh();
+        self.wheel.fresh = 0;
         key
     }
     fn insert_fresh(&mut self, id: usize, deadline: u64) -> Key {
