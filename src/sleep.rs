@@ -104,9 +104,7 @@ enum State {
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
-    /// Its timer's shard; `None` only inside `drop`, which lets it go
-    /// before it tells an orphaned driver (see `Shard::cancel_last`).
-    shard: Option<Arc<Shard>>,
+    shard: Arc<Shard>,
     /// Nanoseconds from the timer's origin (negative: before it was built).
     deadline: i64,
     /// A slab key while registered, else one of the state constants above.
@@ -161,7 +159,7 @@ impl Sleep {
     /// `checked` as in [`State::Unregistered`].
     pub(crate) fn new(shard: Arc<Shard>, deadline: i64, checked: bool) -> Self {
         let mut sleep = Sleep {
-            shard: Some(shard),
+            shard,
             deadline,
             key: UNCHECKED,
             generation: 0,
@@ -204,12 +202,9 @@ impl Sleep {
         };
     }
 
-    #[inline]
+    #[inline(always)]
     fn shard(&self) -> &Shard {
-        match &self.shard {
-            Some(shard) => shard,
-            None => unreachable!("a sleep's shard is taken only by its drop"),
-        }
+        &self.shard
     }
 
     fn clock(&self) -> &Clock {
@@ -543,16 +538,15 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
-        let Some(shard) = self.shard.take() else {
-            return;
-        };
+        let shard = &self.shard;
         // The capacity unit first: dropping the waker below runs executor
         // code, and if that panics the unit must not leak.
         shard.shared.release();
         if let State::Registered(key) = self.state() {
             let tick = shard.shared.clock.tick_of(Clock::wheel_ns(self.deadline));
             if !shard.has_fired(tick) {
-                Shard::cancel_last(shard, key);
+                // The returned waker (if any) is dropped here, after the lock.
+                drop(shard.cancel(key));
             }
         }
     }

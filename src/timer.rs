@@ -31,11 +31,9 @@ use crate::timeout::Timeout;
 /// hosts its driver shuts down. Once stopped, every waiting task is woken.
 /// With every handle dropped, its driver task ends and its memory is freed
 /// as soon as no sleep or timeout is left: at once if none is when the last
-/// handle goes, at once when the last one that was waiting in the wheel is
-/// dropped, and within about a second of the last one's drop if none was
-/// (a sleep never polled, or one that completed, says nothing when
-/// dropped: while only such sleeps keep it, the driver looks once a
-/// second; an idle timer with a handle never wakes).
+/// handle goes, and otherwise within about a second of the last one's drop
+/// (while only sleeps keep it, the driver looks once a second; an idle
+/// timer with a handle never wakes).
 ///
 /// # Examples
 ///

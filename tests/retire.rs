@@ -184,45 +184,6 @@ fn a_dropped_timer_retires_after_a_far_sleep_was_cancelled() {
     drop(rt);
 }
 
-/// The last handle dropped first, then the last registered sleep, on a
-/// thread of its own (off the runtime), 40 times: the cancel tells the
-/// driver only once the sleep has let go of its shard, so the pass it asks
-/// for finds no sleep alive and retires at once. Before, the cancel told it
-/// while the sleep still held its shard, and about one drop in six left
-/// the driver to its once-a-second recheck of orphaned timers.
-#[test]
-fn a_dropped_timer_retires_at_once_when_its_last_sleep_is_dropped_after_it() {
-    let _serial = serial();
-    let _watchdog = Watchdog::start();
-    let rt = two_workers();
-    let mut slow = Vec::new();
-    for round in 0..40 {
-        let timer = Timer::builder()
-            .runtime(rt.handle().clone())
-            .build()
-            .unwrap();
-        let mut sleep = timer.sleep(Duration::from_secs(3600));
-        assert!(poll_with_noop(&mut sleep).is_pending());
-        drop(timer);
-        std::thread::spawn(move || drop(sleep)).join().unwrap();
-        // Well under the 1 s recheck, well over a pass on a loaded host.
-        let retired = within(Duration::from_millis(500), || {
-            rt.metrics().num_alive_tasks() == 0
-        });
-        if retired.is_none() {
-            slow.push(round);
-        }
-        // A driver left by a slow round must not count in the next.
-        within(Duration::from_secs(3), || {
-            rt.metrics().num_alive_tasks() == 0
-        });
-    }
-    assert!(
-        slow.is_empty(),
-        "the driver was still alive 500 ms after its last sleep was dropped in rounds {slow:?}"
-    );
-}
-
 /// The same on a running clock, where a reset reads no clock: a sleep that
 /// never fires, the last handle dropped, then the sleep reset to an instant
 /// before the timer was built (a tick the wheel has processed: the reset

@@ -129,8 +129,9 @@
 //! registered and no sleep is alive (counted over the shards, not read off
 //! their `due`, which can name a timer cancelled since). A registered entry
 //! taken out then (a sleep dropped, or reset or polled past its deadline)
-//! rings the task, a dropped sleep only once it has let go of its shard;
-//! a sleep that registered nothing says
+//! rings the task (a dropping sleep may still hold its shard as the pass
+//! looks: the once-a-second look below then retires it); a sleep that
+//! registered nothing says
 //! nothing when dropped, so while only such sleeps keep the driver, the
 //! backstop looks again once every `backstop::ORPHAN_RECHECK` (a `debug` event says
 //! what keeps it). When the task ends for any reason, including the

@@ -141,11 +141,11 @@ impl Shard {
         }
     }
 
-    /// Unregisters `key` for a sleep that lives on (a reset to a passed
-    /// deadline, a poll that finds it passed); returns its waker if it was
-    /// still pending. With no handle left, a parked driver only learns here
-    /// that the entry it kept alive for is gone: it is told, and its pass
-    /// arms the once-a-second look for the sleep's drop.
+    /// Unregisters `key` (a sleep dropped, or reset or polled past its
+    /// deadline); returns its waker if it was still pending. With no handle
+    /// left, a parked driver only learns here that the entry it kept alive
+    /// for is gone: it is told (a sleep still alive then, the dropping one
+    /// included, is looked for again once a second).
     pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
         let waker = self.lock().remove(key);
         if waker.is_some() {
@@ -159,28 +159,6 @@ impl Shard {
         if self.shared.is_orphaned() {
             self.shared.nudge();
         }
-    }
-
-    /// A dropped sleep's cancel: unregisters `key`, lets go of the sleep's
-    /// reference to the shard, then drops the waker (all outside the lock).
-    /// With no timer handle left, a parked driver only learns here that the
-    /// entry it kept alive for is gone: it is told after the reference is
-    /// gone, so its pass finds no sleep alive and retires at once.
-    #[inline]
-    pub(crate) fn cancel_last(shard: Arc<Shard>, key: Key) {
-        let waker = shard.lock().remove(key);
-        if waker.is_some() && shard.shared.is_orphaned() {
-            Shard::nudge_after_drop(shard);
-        }
-        drop(waker);
-    }
-
-    /// Drops `shard` (a sleep's reference), then tells its orphaned driver.
-    #[cold]
-    fn nudge_after_drop(shard: Arc<Shard>) {
-        let shared = shard.shared.clone();
-        drop(shard);
-        shared.nudge();
     }
 
     /// Moves registered `key` to `deadline_ns`; `unchecked` if the caller
@@ -480,10 +458,8 @@ mod tests {
         assert!(a.cancel(key).is_none(), "cancelled twice");
     }
 
-    /// A dropped sleep's cancel nudges the driver only when no handle is
-    /// left (the driver may be parked for the entry it removed) and it
-    /// removed an entry, and only once the sleep's reference to the shard
-    /// is gone: the pass it asks for must find no sleep alive.
+    /// A cancel nudges the driver only when no handle is left (the driver
+    /// may be parked for the entry it removed) and it removed an entry.
     #[test]
     fn a_cancel_nudges_the_driver_only_once_orphaned() {
         let (a, _) = two_shards();
@@ -494,18 +470,15 @@ mod tests {
         };
         let key = register(u64::MAX);
         assert!(!noticed(&a), "a never-firing entry never notifies");
-        Shard::cancel_last(a.clone(), key);
+        assert!(a.cancel(key).is_some());
         assert!(!noticed(&a), "a handle is left");
         a.shared.drop_handle();
         assert!(noticed(&a), "the last handle went");
-        Shard::cancel_last(a.clone(), key);
+        assert!(a.cancel(key).is_none());
         assert!(!noticed(&a), "nothing was removed");
         let key = register(u64::MAX);
-        let sleeps_ref = a.clone();
-        assert_eq!(Arc::strong_count(&a), 2);
-        Shard::cancel_last(sleeps_ref, key);
+        assert!(a.cancel(key).is_some());
         assert!(noticed(&a), "orphaned, and an entry was removed");
-        assert_eq!(Arc::strong_count(&a), 1, "the reference went first");
     }
 
     /// Whatever number a thread drew, its index is a valid shard: with one
