@@ -202,13 +202,8 @@ impl Sleep {
         };
     }
 
-    #[inline(always)]
-    fn shard(&self) -> &Shard {
-        &self.shard
-    }
-
     fn clock(&self) -> &Clock {
-        &self.shard().shared.clock
+        &self.shard.shared.clock
     }
 
     /// Whether the driver has fired this registered sleep's entry, learnt
@@ -216,7 +211,7 @@ impl Sleep {
     /// cannot tell.
     fn has_fired(&self) -> bool {
         let tick = self.clock().tick_of(Clock::wheel_ns(self.deadline));
-        self.shard().has_fired(tick)
+        self.shard.has_fired(tick)
     }
 
     /// The instant at which this sleep completes.
@@ -262,7 +257,7 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         match self.state() {
             State::Done | State::Refused => true,
-            State::Registered(key) => self.has_fired() || !self.shard().is_live(key),
+            State::Registered(key) => self.has_fired() || !self.shard.is_live(key),
             State::Unregistered { .. } => false,
         }
     }
@@ -337,7 +332,7 @@ impl Sleep {
     /// # }
     /// ```
     pub fn try_reset(self: Pin<&mut Self>, deadline: Instant) -> Result<(), Error> {
-        let shared = &self.shard().shared;
+        let shared = &self.shard.shared;
         let offset = shared.clock.offset(deadline);
         // A registered sleep on a clock that runs reads no clock here, as
         // tokio's reset does not: a deadline in a tick the driver has
@@ -358,7 +353,7 @@ impl Sleep {
     /// completes, however far the clock moves, where an `Instant` sum would
     /// overflow.
     pub(crate) fn try_reset_after(self: Pin<&mut Self>, duration: Duration) -> Result<(), Error> {
-        let shared = &self.shard().shared;
+        let shared = &self.shard.shared;
         // One clock read serves both the deadline and the passed check.
         let now = shared.now();
         let offset = shared.clock.offset_after(now, duration);
@@ -378,10 +373,10 @@ impl Sleep {
         now: Option<i64>,
     ) -> Result<(), Error> {
         let this = self.get_mut();
-        if this.shard().shared.is_shutdown() {
+        if this.shard.shared.is_shutdown() {
             return Err(Error::shutdown());
         }
-        let passed = now.is_some_and(|now| this.shard().shared.clock.passed(new, now));
+        let passed = now.is_some_and(|now| this.shard.shared.clock.passed(new, now));
         this.deadline = new;
         let State::Registered(key) = this.state() else {
             this.set_state(if passed {
@@ -393,12 +388,12 @@ impl Sleep {
         };
         if passed {
             this.set_state(State::Done);
-            if let Some(waker) = this.shard().cancel(key) {
+            if let Some(waker) = this.shard.cancel(key) {
                 waker.wake();
             }
             return Ok(());
         }
-        match this.shard().reset(key, Clock::wheel_ns(new), now.is_none()) {
+        match this.shard.reset(key, Clock::wheel_ns(new), now.is_none()) {
             Reset::Moved { .. } | Reset::InPlace => {}
             Reset::Stale => this.set_state(State::Unregistered { checked: true }),
             Reset::Elapsed(waker) => {
@@ -412,24 +407,24 @@ impl Sleep {
     /// `true` if this sleep was cut short by its timer shutting down (the
     /// timer is shut down and the deadline has not been reached).
     pub(crate) fn ended_by_shutdown(&self) -> bool {
-        let shared = &self.shard().shared;
+        let shared = &self.shard.shared;
         shared.is_shutdown() && !shared.clock.passed(self.deadline, shared.now_offset())
     }
 
     /// The state this sleep's timer shares with its driver: the clock and the
     /// shutdown flag.
     pub(crate) fn shared(&self) -> &Shared {
-        &self.shard().shared
+        &self.shard.shared
     }
 
     /// The current time on this sleep's timer's clock.
     pub(crate) fn clock_now(&self) -> Instant {
-        self.shard().shared.now()
+        self.shard.shared.now()
     }
 
     /// `true` once this sleep's timer has shut down.
     pub(crate) fn timer_is_shut_down(&self) -> bool {
-        self.shard().shared.is_shutdown()
+        self.shard.shared.is_shutdown()
     }
 
     /// The poll itself: `Ready(true)` if the sleep completes whatever
@@ -450,10 +445,10 @@ impl Sleep {
                 Poll::Ready(true)
             }
             State::Registered(key) => {
-                let shared = &self.shard().shared;
+                let shared = &self.shard.shared;
                 let deadline = self.deadline;
                 let passed = || shared.clock.passed(deadline, shared.now_offset());
-                match self.shard().poll_registered(key, cx.waker(), passed) {
+                match self.shard.poll_registered(key, cx.waker(), passed) {
                     Polled::Pending => Poll::Pending,
                     Polled::Fired => {
                         self.set_state(State::Done);
@@ -475,14 +470,14 @@ impl Sleep {
     }
 
     fn register(&mut self, checked: bool, waker: &Waker) -> Poll<()> {
-        let shared = &self.shard().shared;
+        let shared = &self.shard.shared;
         if (!checked || shared.clock_paused())
             && shared.clock.passed(self.deadline, shared.now_offset())
         {
             self.set_state(State::Done);
             return Poll::Ready(());
         }
-        match self.shard().register(Clock::wheel_ns(self.deadline), waker) {
+        match self.shard.register(Clock::wheel_ns(self.deadline), waker) {
             Insert::Registered { key, .. } => {
                 self.set_state(State::Registered(key));
                 Poll::Pending
@@ -538,15 +533,13 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
-        let shard = &self.shard;
         // The capacity unit first: dropping the waker below runs executor
         // code, and if that panics the unit must not leak.
-        shard.shared.release();
+        self.shard.shared.release();
         if let State::Registered(key) = self.state() {
-            let tick = shard.shared.clock.tick_of(Clock::wheel_ns(self.deadline));
-            if !shard.has_fired(tick) {
+            if !self.has_fired() {
                 // The returned waker (if any) is dropped here, after the lock.
-                drop(shard.cancel(key));
+                drop(self.shard.cancel(key));
             }
         }
     }

@@ -1278,13 +1278,6 @@ mod tests {
         });
     }
 
-    /// A shard's earliest due tick stays that of a timer cancelled since
-    /// (its entry is gone, the shard not scanned again until that tick):
-    /// here an hour-long sleep, registered then dropped, and a `Duration::MAX`
-    /// one reset back near. Once the last handle goes, the driver retires at
-    /// once, whatever tick the shards still name. Before, the pass took the
-    /// stale tick for a timer to wait for and never looked at retiring: the
-    /// driver task and the whole timer stayed for the hour, on every runtime.
     /// An orphaned driver kept by a timer that never fires retires once
     /// that sleep is reset to a passed deadline and then dropped: the
     /// reset's cancel tells it (found in review: only a drop's cancel did,
@@ -1311,6 +1304,13 @@ mod tests {
         });
     }
 
+    /// A shard's earliest due tick stays that of a timer cancelled since
+    /// (its entry is gone, the shard not scanned again until that tick):
+    /// here an hour-long sleep, registered then dropped, and a `Duration::MAX`
+    /// one reset back near. Once the last handle goes, the driver retires at
+    /// once, whatever tick the shards still name. Before, the pass took the
+    /// stale tick for a timer to wait for and never looked at retiring: the
+    /// driver task and the whole timer stayed for the hour, on every runtime.
     #[test]
     fn a_dropped_timer_retires_though_its_shards_name_a_cancelled_tick() {
         block_on_paused(async {

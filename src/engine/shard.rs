@@ -29,7 +29,7 @@
 //! more. Those eight atomic read-modify-writes are most of the cost (about
 //! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from), and the
 //! lock's four are what safe Rust needs to hand a waker to another thread
-//! and take it back; see BENCHMARKS.md, "Lean registration".
+//! and take it back; see BENCHMARKS.md, "Round 6: lean registration".
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};

@@ -286,8 +286,7 @@ impl TimerWheel {
     ) -> Advance {
         // Every entry registered since the last call is filed first: none
         // is of a processed tick, and none may be left behind one.
-        self.wheel.file_fresh();
-        self.fresh = 0;
+        self.file_fresh();
         loop {
             if let Some((slot, tick)) = self.wheel.next_busy() {
                 if tick > now_tick {
@@ -402,6 +401,12 @@ impl TimerWheel {
         debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
         self.counters.cancelled += before as u64;
         before
+    }
+
+    /// Files every entry of the fresh list where its deadline says.
+    pub(super) fn file_fresh(&mut self) {
+        self.wheel.file_fresh();
+        self.fresh = 0;
     }
 
     /// Takes the node at `index` out of its list; `fresh` if it was in the

@@ -63,8 +63,7 @@ impl Harness {
     /// [`Harness::insert_fresh`] leaves it unfiled, as a registration does.
     fn insert(&mut self, id: usize, deadline: u64) -> Key {
         let key = self.insert_fresh(id, deadline);
-        self.wheel.wheel.file_fresh();
-        self.wheel.fresh = 0;
+        self.wheel.file_fresh();
         key
     }
     fn insert_fresh(&mut self, id: usize, deadline: u64) -> Key {
