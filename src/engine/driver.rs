@@ -9,7 +9,7 @@
 //!    list (`wheel/mod.rs`); `due` covers it all the same, and the pass's
 //!    advance files it first.
 //! 2. The target and the kick (`shared.rs`): a registration earlier than
-//!    the target lowers it and asks for an arm.
+//!    the target lowers it and asks for an arm for it.
 //! 3. The requests (`requests.rs`): arm, scan, retire and stop, raised by
 //!    the three parties below and run under one pass lock by whoever holds
 //!    it.
@@ -46,8 +46,9 @@
 //!   polls and whenever a worker parks). After `tokio::time::advance(d)`
 //!   every wheel sleep due by then has been woken, as every tokio sleep has.
 //! - a **registration** earlier than the driver's target (the `kick`, see
-//!   `shared.rs`): it re-arms the alarm for its tick on the caller's
-//!   thread, and does nothing more. It never scans or wakes another task:
+//!   `shared.rs`): it re-arms the alarm for the target, now its tick or
+//!   earlier, on the caller's thread, and does nothing more. It never
+//!   scans or wakes another task:
 //!   a scan it finds asked for (the hook's, raised while it held the lock),
 //!   or a tick that turns out due already (a sleep first polled after its
 //!   deadline), is left raised, and the alarm armed for the first
@@ -68,7 +69,7 @@
 //!
 //! # The next wake-up
 //!
-//! Five values say when the driver must next act, each a bound on the one
+//! Four values say when the driver must next act, each a bound on the one
 //! before:
 //!
 //! 1. `Shard::due`, per shard: the earliest tick that shard needs
@@ -76,19 +77,19 @@
 //!    shard's lock. It is the truth; everything below is derived from it.
 //!    (A cancel leaves it as it is: it may name a tick whose entries are
 //!    gone, and a pass there finds nothing to fire.)
-//! 2. `Shared::target`: the earliest `due` the last scan saw, or lower (a
-//!    registration earlier than it lowers it and kicks). `u64::MAX` while a
-//!    scan runs, so that a registration racing the scan always kicks.
-//! 3. The arm request (`requests.rs`): the earliest tick kicked but not yet armed
-//!    (`u64::MAX`: none), taken by whoever runs the next request.
-//! 4. The alarm's boundary: the boundary of the tick the last scan found
-//!    (asserted in debug builds as each pass arms it), or earlier once a
-//!    kick has been armed, or the soonest instant tokio fires for once a
-//!    registration has left a due scan to the hook; so at or before the
-//!    target's boundary once every request has run. An alarm that has
-//!    fired wakes nobody, whatever instant it was armed for
-//!    (`Alarm::wakes_by`): a kick re-arms it.
-//! 5. `Shared::backstop`: the tick the task's backstop covers, at or before
+//! 2. `Shared::target`: the one copy of the earliest tick the driver wakes
+//!    for: the earliest `due` the last scan saw, or lower (a registration
+//!    earlier than it lowers it, then kicks; the scan's own `end_scan`
+//!    keeps such a registration's tick). `u64::MAX` from the start of a
+//!    scan, so that a registration racing the scan always kicks. A kick
+//!    only raises the arm request (`requests.rs`): whoever runs it arms for
+//!    the target as it reads it then.
+//! 3. The alarm's boundary: the target's boundary once every request has
+//!    run (asserted in debug builds as each pass arms it), or the soonest
+//!    instant tokio fires for once a registration has left a due scan to
+//!    the hook. An alarm that has fired wakes nobody, whatever instant it
+//!    was armed for (`Alarm::wakes_by`): a kick re-arms it.
+//! 4. `Shared::backstop`: the tick the task's backstop covers, at or before
 //!    every `due`, or the task has been told to move it.
 //!
 //! # The backstop
@@ -232,8 +233,8 @@ impl Work<PassState> for Passes<'_> {
         self.driver.pass(state, self.hook, wake_up)
     }
 
-    fn arm_for(&self, state: &mut PassState, tick: u64, party: Party) -> Outcome {
-        self.driver.arm_for(state, tick, self.hook, party)
+    fn arm(&self, state: &mut PassState, party: Party) -> Outcome {
+        self.driver.arm(state, self.hook, party)
     }
 
     fn keep_hook(&self, state: &mut PassState) -> Outcome {
@@ -349,12 +350,12 @@ impl Driver {
         self.answered(party, self.requests.pass(party, &passes, wake_up))
     }
 
-    /// A registration's kick: asks for the alarm to be armed no later than
-    /// `tick`'s boundary. Locks no shard and scans nothing (see the module
-    /// docs).
-    fn request_arm(&self, tick: u64, hook: &Waker) {
+    /// A registration's kick, once it lowered the target: asks for the
+    /// alarm to be armed for the target's boundary. Locks no shard and
+    /// scans nothing (see the module docs).
+    fn request_arm(&self, hook: &Waker) {
         let passes = Passes { driver: self, hook };
-        let _ = self.answered(Party::Registration, self.requests.arm(tick, &passes));
+        let _ = self.answered(Party::Registration, self.requests.arm(&passes));
     }
 
     /// Counts the passes that panicked, and rings the task if `answer`
@@ -371,15 +372,17 @@ impl Driver {
         answer
     }
 
-    /// Moves the alarm to `tick`'s boundary if it would wake later, without
-    /// a scan; if that tick is due already, a whole pass, or, for a
-    /// registration, a pass left to the task.
-    fn arm_for(&self, state: &mut PassState, tick: u64, hook: &Waker, party: Party) -> Outcome {
+    /// Moves the alarm to the target's boundary if it would wake later,
+    /// without a scan; if that tick is due already, a whole pass, or, for a
+    /// registration, the hook kept armed for it (or a pass left to the
+    /// task).
+    fn arm(&self, state: &mut PassState, hook: &Waker, party: Party) -> Outcome {
         let shared = &self.inner.shared;
         if shared.is_shutdown() {
             state.alarm.disarm();
             return Outcome::Stop(Stop::Off);
         }
+        let tick = shared.target();
         let Some(boundary) = shared.clock.tick_instant(tick) else {
             return Outcome::Armed; // no clock reaches it: nothing to arm
         };
@@ -438,11 +441,13 @@ impl Driver {
                 next = Some(next.map_or(tick, |n| n.min(tick)));
             }
         }
-        if next.is_none() {
+        // The tick to wake for: the earliest found, or a racing
+        // registration's (see the target handshake in `shared.rs`).
+        let target = shared.end_scan(next.unwrap_or(u64::MAX));
+        if target == u64::MAX {
             // Parking: count what is registered anyway (never-due entries).
             pending = inner.shards.iter().map(|shard| shard.pending()).sum();
         }
-        shared.end_scan(next.unwrap_or(u64::MAX));
         let before = inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
         if wake_up || fired > 0 {
             inner.wakeups.fetch_add(1, Ordering::Relaxed);
@@ -451,12 +456,12 @@ impl Driver {
                 tick = now_tick,
                 ticks = now_tick.saturating_sub(before),
                 fired = fired,
-                next_tick = next.unwrap_or(u64::MAX),
+                next_tick = target,
             );
         }
-        match next {
-            Some(tick) => Next::Tick(tick),
-            None => Next::Nothing { pending },
+        match target {
+            u64::MAX => Next::Nothing { pending },
+            tick => Next::Tick(tick),
         }
     }
 }
@@ -515,9 +520,9 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
     let hook = Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
     let kick = {
         let (driver, hook) = (Arc::downgrade(&driver), hook.clone());
-        move |tick| {
+        move || {
             if let Some(driver) = driver.upgrade() {
-                driver.request_arm(tick, &hook);
+                driver.request_arm(&hook);
             }
         }
     };
@@ -1045,8 +1050,10 @@ mod tests {
                 std::thread::spawn(move || {
                     // The hook's request, left while a registration ran...
                     driver.requests.raise_scan();
-                    // ...and a kick for a tick that is due already.
-                    driver.request_arm(10, &hook);
+                    // ...and a kick for a target that is due already
+                    // (the sleeps' tick).
+                    assert!(driver.inner.shared.target() <= 11);
+                    driver.request_arm(&hook);
                     std::thread::current().id()
                 })
                 .join()

@@ -53,28 +53,27 @@ fn shard(max_pending: Option<usize>) -> Arc<Shard> {
     shard_kicked(max_pending).0
 }
 
-/// A shard whose driver's kick records the earliest tick it was asked to
-/// arm for (`u64::MAX`: none), as the arm request (`requests.rs`) does.
-fn shard_kicked(max_pending: Option<usize>) -> (Arc<Shard>, Arc<loom::sync::atomic::AtomicU64>) {
+/// A shard whose driver's kicks are recorded (see [`kick_armed`]).
+fn shard_kicked(max_pending: Option<usize>) -> (Arc<Shard>, Arc<loom::sync::atomic::AtomicBool>) {
     let (mut shards, kicked) = shards_kicked(1, max_pending);
     (shards.pop().expect("one shard"), kicked)
 }
 
-/// `n` shards of one timer (one shared state, one driver), whose kick
-/// records the earliest tick it was asked to arm for (`u64::MAX`: none).
+/// `n` shards of one timer (one shared state, one driver), whose kicks
+/// are recorded (see [`kick_armed`]).
 fn shards_kicked(
     n: usize,
     max_pending: Option<usize>,
-) -> (Vec<Arc<Shard>>, Arc<loom::sync::atomic::AtomicU64>) {
+) -> (Vec<Arc<Shard>>, Arc<loom::sync::atomic::AtomicBool>) {
     let shared = Arc::new(Shared::new(
         Clock::new(tokio::time::Instant::now(), TICK_NS),
         crate::engine::clock::TimeSource::System,
         max_pending,
     ));
-    let kicked = Arc::new(loom::sync::atomic::AtomicU64::new(u64::MAX));
+    let kicked = Arc::new(loom::sync::atomic::AtomicBool::new(false));
     let record = std::panic::AssertUnwindSafe(kicked.clone());
-    shared.install_kick(crate::engine::shared::Kick(Box::new(move |tick| {
-        record.fetch_min(tick, Ordering::SeqCst);
+    shared.install_kick(crate::engine::shared::Kick(Box::new(move || {
+        record.store(true, Ordering::SeqCst);
     })));
     let shards = (0..n)
         .map(|_| Arc::new(Shard::new(TimerWheel::new(8, TICK_NS), shared.clone())))
@@ -82,9 +81,20 @@ fn shards_kicked(
     (shards, kicked)
 }
 
+/// The tick a kick has the driver arm for, once every party is done
+/// (`u64::MAX`: no kick): the target, read as late as the runner of a kick
+/// left to the pass lock's holder can read it, after that holder's pass.
+fn kick_armed(shard: &Shard, kicked: &loom::sync::atomic::AtomicBool) -> u64 {
+    if kicked.load(Ordering::SeqCst) {
+        shard.shared.target()
+    } else {
+        u64::MAX
+    }
+}
+
 /// One driver pass over `shard` at `now_tick`, as the driver's scan does
 /// it: announce the scan, fire what is due, wake outside the lock, publish
-/// the next tick. Returns that tick.
+/// the next tick. Returns the tick the driver then arms for.
 fn driver_pass(shard: &Shard, now_tick: u64) -> Option<u64> {
     driver_scan(&[shard], now_tick)
 }
@@ -93,7 +103,9 @@ fn driver_pass(shard: &Shard, now_tick: u64) -> Option<u64> {
 /// `Driver::scan` does it: `begin_scan`, then for each shard in turn skip
 /// it unlocked if its `due` (read now) is later than `now_tick`, else
 /// advance it (firing what is due, waking outside the lock); then
-/// `end_scan` with the earliest next tick. Returns that tick.
+/// `end_scan` with the earliest next tick. Returns the target `end_scan`
+/// leaves (that tick, or a racing registration's), which the pass arms
+/// for.
 fn driver_scan(shards: &[&Shard], now_tick: u64) -> Option<u64> {
     let shared = &shards[0].shared;
     shared.begin_scan();
@@ -115,8 +127,7 @@ fn driver_scan(shards: &[&Shard], now_tick: u64) -> Option<u64> {
             next = Some(next.map_or(tick, |n| n.min(tick)));
         }
     }
-    shared.end_scan(next.unwrap_or(u64::MAX));
-    next
+    Some(shared.end_scan(next.unwrap_or(u64::MAX))).filter(|&tick| tick != u64::MAX)
 }
 
 fn register(shard: &Shard, tick: u64, waker: &Waker) -> Key {
@@ -132,9 +143,9 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
-/// A registration racing the driver's scan is never lost: either the scan
-/// saw it, or the driver's target is at or before its tick, or it kicked
-/// the driver to arm for it.
+/// A registration racing the driver's scan is never lost: the driver arms
+/// for its tick or earlier, after the scan (the target it leaves) or by a
+/// kick (the target the kick reads).
 #[test]
 fn loom_register_racing_the_scan_is_never_missed() {
     register_racing_the_scan(100);
@@ -160,11 +171,10 @@ fn register_racing_the_scan(previous_target: u64) {
         });
         let seen = driver_pass(&shard, 0);
         registrant.join().unwrap();
-        let target = shard.shared.target();
-        let kicked = kicked.load(Ordering::SeqCst);
+        let kicked = kick_armed(&shard, &kicked);
         assert!(
-            seen == Some(5) || target <= 5 || kicked <= 5,
-            "lost registration: scan saw {seen:?}, target {target}, kicked {kicked}"
+            seen.is_some_and(|armed| armed <= 5) || kicked <= 5,
+            "lost registration: the scan armed for {seen:?}, a kick for {kicked}"
         );
     });
 }
@@ -275,6 +285,7 @@ fn loom_fresh_reset_earlier_racing_the_fire_completes_once() {
         let (count, waker) = counter();
         let key = register(&shard, 3, &waker);
         drop(waker);
+        kicked.store(false, Ordering::SeqCst); // the registration's own kick
         let s2 = shard.clone();
         let resetter = loom::thread::spawn(move || match s2.reset(key, TICK_NS, false) {
             Reset::Moved { tick } => {
@@ -287,10 +298,10 @@ fn loom_fresh_reset_earlier_racing_the_fire_completes_once() {
             }
             other => panic!("an earlier deadline: {other:?}"),
         });
-        driver_pass(&shard, 1);
+        let armed = driver_pass(&shard, 1).unwrap_or(u64::MAX);
         let completed_by_reset = resetter.join().unwrap();
         if wakes(&count) == 0 {
-            let told = shard.shared.target().min(kicked.load(Ordering::SeqCst));
+            let told = armed.min(kick_armed(&shard, &kicked));
             assert!(
                 told <= 1,
                 "moved to tick 1 behind the scan, driver told {told}"
@@ -652,7 +663,7 @@ fn register_racing_an_idle_skip(tick: u64) {
         // A registration for tick 5 on another shard lowered the target
         // and kicked: the driver scans at tick 5.
         shard.shared.registered(5);
-        kicked.store(u64::MAX, Ordering::SeqCst);
+        kicked.store(false, Ordering::SeqCst);
         let s2 = shard.clone();
         let registrant = loom::thread::spawn(move || {
             let (count, waker) = counter();
@@ -662,12 +673,11 @@ fn register_racing_an_idle_skip(tick: u64) {
         let seen = driver_pass(&shard, 5);
         let count = registrant.join().unwrap();
         let fired = wakes(&count) == 1;
-        let target = shard.shared.target();
-        let kicked = kicked.load(Ordering::SeqCst);
+        let kicked = kick_armed(&shard, &kicked);
         assert!(
-            fired || seen.is_some_and(|next| next <= tick) || target <= tick || kicked <= tick,
-            "lost registration for tick {tick}: fired {fired}, scan's next {seen:?}, \
-             target {target}, kicked {kicked}"
+            fired || seen.is_some_and(|armed| armed <= tick) || kicked <= tick,
+            "lost registration for tick {tick}: fired {fired}, the scan armed for {seen:?}, \
+             a kick for {kicked}"
         );
         if tick <= 5 && !fired {
             assert!(
@@ -685,7 +695,7 @@ fn register_racing_an_idle_skip(tick: u64) {
 /// it advances (firing its entry at tick 5). The target the scan publishes
 /// is the minimum over both shards, so one shard's registration can be
 /// covered by the other's next tick; none is lost: each is fired, or at or
-/// after the scan's next tick or the final target, or kicked.
+/// after the tick the scan leaves to arm for, or a kick's.
 #[test]
 fn loom_two_shards_racing_registrations_are_never_missed() {
     model(|| {
@@ -696,7 +706,7 @@ fn loom_two_shards_racing_registrations_are_never_missed() {
         register(&idle, 9, &later);
         register(&busy, 5, &now);
         assert_eq!(idle.shared.target(), 5);
-        kicked.store(u64::MAX, Ordering::SeqCst);
+        kicked.store(false, Ordering::SeqCst);
         let registrants: Vec<_> = [(idle.clone(), 5), (busy.clone(), 6)]
             .into_iter()
             .map(|(shard, tick)| {
@@ -712,14 +722,13 @@ fn loom_two_shards_racing_registrations_are_never_missed() {
             .into_iter()
             .map(|registrant| registrant.join().unwrap())
             .collect();
-        let target = idle.shared.target();
-        let kicked = kicked.load(Ordering::SeqCst);
+        let kicked = kick_armed(&idle, &kicked);
         for (tick, count) in registered {
             let fired = wakes(&count) == 1;
             assert!(
-                fired || seen.is_some_and(|next| next <= tick) || target <= tick || kicked <= tick,
-                "lost registration for tick {tick}: fired {fired}, scan's next {seen:?}, \
-                 target {target}, kicked {kicked}"
+                fired || seen.is_some_and(|armed| armed <= tick) || kicked <= tick,
+                "lost registration for tick {tick}: fired {fired}, the scan armed for {seen:?}, \
+                 a kick for {kicked}"
             );
         }
     });
@@ -825,7 +834,7 @@ mod requests {
         party: Party,
         wanted: &'a Wanted,
         /// Ticks at or before this are due: arming for one is a pass (or,
-        /// for a registration, `keep_hook`), as `Driver::arm_for` does
+        /// for a registration, `keep_hook`), as `Driver::arm` does
         /// when the alarm answers `Due`.
         now_tick: u64,
         /// What each pass returns.
@@ -846,8 +855,10 @@ mod requests {
             self.pass_outcome
         }
 
-        fn arm_for(&self, ran: &mut Ran, tick: u64, party: Party) -> Outcome {
+        fn arm(&self, ran: &mut Ran, party: Party) -> Outcome {
             assert_eq!(party, self.party, "an arm run for another party");
+            // The target a registration lowered before it asked.
+            let tick = 5;
             assert_eq!(ran.retired, 0, "an arm ran after the alarm retired");
             assert!(!ran.stopped, "an arm ran after a pass stopped the task");
             if tick > self.now_tick {
@@ -965,7 +976,7 @@ mod requests {
             });
             let registration =
                 spawn_party(&shared, Party::Registration, 0, Outcome::Armed, |r, w| {
-                    r.arm(5, w)
+                    r.arm(w)
                 });
             let (requests, wanted) = &shared;
             wanted[index(Party::Task)].store(true, Ordering::Release);
@@ -998,7 +1009,7 @@ mod requests {
         });
     }
 
-    /// A registration whose tick is due already (the stand-in's `arm_for`
+    /// A registration whose tick is due already (the stand-in's `arm`
     /// answers with `keep_hook` to a registration, a pass to the others),
     /// racing the hook's and the task's passes: the registration is served
     /// by a pass that began after it (the hook's or the task's, or the arm
@@ -1014,7 +1025,7 @@ mod requests {
             });
             let registration =
                 spawn_party(&shared, Party::Registration, 5, Outcome::Armed, |r, w| {
-                    r.arm(5, w)
+                    r.arm(w)
                 });
             let (requests, wanted) = &shared;
             wanted[index(Party::Task)].store(true, Ordering::Release);
@@ -1054,7 +1065,7 @@ mod requests {
                     5,
                     Outcome::Armed,
                     hook_takes,
-                    |r, w| r.arm(5, w),
+                    |r, w| r.arm(w),
                 );
                 let (told, _) = registration.join().unwrap();
                 assert_eq!(told, !hook_takes, "told the task");
@@ -1098,7 +1109,7 @@ mod requests {
             });
             let registration =
                 spawn_party(&shared, Party::Registration, 0, Outcome::Armed, |r, w| {
-                    r.arm(5, w)
+                    r.arm(w)
                 });
             let (requests, wanted) = &shared;
             let task = work(wanted, Party::Task, 0, Outcome::Armed);

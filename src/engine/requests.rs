@@ -3,7 +3,7 @@
 //!
 //! The hook (inside tokio's timer processing), a registration (inside a
 //! user's poll) and the driver task each raise a request (a scan, an arm
-//! for a tick, the alarm's retirement) and then offer to run the requests
+//! for the driver's target, the alarm's retirement) and then offer to run the requests
 //! raised so far, through one [`PassLock`]: whoever holds it runs every
 //! request raised meanwhile before it lets go, and nobody waits for it.
 //! What the runner does depends on who it is:
@@ -36,7 +36,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
 use crate::engine::pass_lock::{PassLock, Ran};
-use crate::engine::sync::{AtomicBool, AtomicU64, AtomicU8};
+use crate::engine::sync::{AtomicBool, AtomicU8};
 use crate::engine::unwind::drop_payload;
 
 /// Who asks, which decides what it may run.
@@ -98,9 +98,11 @@ pub(crate) enum Outcome {
 pub(crate) trait Work<T> {
     /// A whole pass: scan every busy shard, arm for the next busy tick.
     fn pass(&self, state: &mut T, wake_up: bool) -> Outcome;
-    /// Arm for `tick` if the alarm would wake later; a tick already due is
-    /// a pass if `party` may scan, else [`Work::keep_hook`]'s answer.
-    fn arm_for(&self, state: &mut T, tick: u64, party: Party) -> Outcome;
+    /// Arm for the driver's target (`Shared::target`, the one place the
+    /// earliest tick to wake for is kept) if the alarm would wake later; a
+    /// target already due is a pass if `party` may scan, else
+    /// [`Work::keep_hook`]'s answer.
+    fn arm(&self, state: &mut T, party: Party) -> Outcome;
     /// A scan is due that this party may not run: arm the alarm, if it
     /// would wake later, for the first millisecond tokio has not processed
     /// (`LeftToHook`), or, if tokio will not take that, `LeftToTask`.
@@ -124,9 +126,8 @@ pub(crate) struct Requests<T> {
     /// land between the latter's read and write (tokio-rs/loom#254), which
     /// makes up lost requests in the `loom_requests_*` models.
     scan: AtomicBool,
-    /// The earliest tick a registration asked to be armed for (`u64::MAX`:
-    /// none).
-    arm: AtomicU64,
+    /// A registration lowered the driver's target: arm for it.
+    arm: AtomicBool,
     /// The task is ending: retire the alarm.
     retire: AtomicBool,
     /// A [`Stop`], set once from `Running`.
@@ -138,7 +139,7 @@ impl<T> Requests<T> {
         Requests {
             lock: PassLock::new(state),
             scan: AtomicBool::new(false),
-            arm: AtomicU64::new(u64::MAX),
+            arm: AtomicBool::new(false),
             retire: AtomicBool::new(false),
             stop: AtomicU8::new(Stop::Running as u8),
         }
@@ -152,10 +153,12 @@ impl<T> Requests<T> {
         self.run(party, work, wake_up)
     }
 
-    /// A registration asks for the alarm to be armed no later than `tick`.
+    /// A registration that lowered the driver's target asks for the alarm
+    /// to be armed for it.
     #[must_use = "the driver task must be told when the answer says so"]
-    pub(crate) fn arm(&self, tick: u64, work: &impl Work<T>) -> Answer {
-        self.arm.fetch_min(tick, Ordering::SeqCst);
+    pub(crate) fn arm(&self, work: &impl Work<T>) -> Answer {
+        // A swap, not a store (see `scan`).
+        let _ = self.arm.swap(true, Ordering::SeqCst);
         self.run(Party::Registration, work, true)
     }
 
@@ -257,12 +260,13 @@ impl<T> Requests<T> {
             let outcome = if party.may_scan() && self.scan.swap(false, Ordering::SeqCst) {
                 // The scan sees every entry kicked so far. A swap, not a
                 // store (see `scan`).
-                let _ = self.arm.swap(u64::MAX, Ordering::SeqCst);
+                let _ = self.arm.swap(false, Ordering::SeqCst);
                 work.pass(state, wake_up)
             } else {
-                let armed = match self.arm.swap(u64::MAX, Ordering::SeqCst) {
-                    u64::MAX => Outcome::Armed,
-                    tick => work.arm_for(state, tick, party),
+                let armed = if self.arm.swap(false, Ordering::SeqCst) {
+                    work.arm(state, party)
+                } else {
+                    Outcome::Armed
                 };
                 // A scan raised while a registration runs (the hook's,
                 // called from inside an arm that tokio fired at once).

@@ -9,14 +9,17 @@
 //!
 //! # The target handshake
 //!
-//! The driver stores `u64::MAX` in `target` *before* it locks the shards to
-//! scan them, then stores the earliest tick it found *after*. A registration
-//! inserts under its shard's lock, then compares its tick with `target`.
-//! Either the driver's scan locked the shard after the insert (and saw the
-//! entry), or the registration's lock came after the driver's scan of that
-//! shard, so it reads `u64::MAX` or the driver's final target: in both
-//! cases a deadline earlier than the target lowers it and asks the driver
-//! to re-arm its alarm for that tick (the `kick`, see `driver.rs`).
+//! `target` is the one place the earliest tick the driver must wake for is
+//! kept. The driver stores `u64::MAX` in it *before* it locks the shards to
+//! scan them, then lowers it to the earliest tick it found *after*
+//! (`fetch_min`, so a registration that lowered it during the scan stays
+//! in it). A registration inserts under its shard's lock, then compares
+//! its tick with `target`. Either the driver's scan locked the shard after
+//! the insert (and saw the entry), or the registration's lock came after
+//! the driver's scan of that shard, so it reads `u64::MAX` or the driver's
+//! final target: in both cases a deadline earlier than the target lowers
+//! it and asks the driver to re-arm its alarm for the target (the `kick`,
+//! see `driver.rs`), which then names that tick or an earlier one.
 //!
 //! # The backstop handshake
 //!
@@ -40,12 +43,12 @@ use crate::engine::notice::{Notice, Reasons};
 use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize};
 
 /// How a registration earlier than the target reaches the driver (see
-/// `Shared::kick`): called with the registration's tick.
+/// `Shared::kick`): called once it has lowered the target to its tick.
 ///
 /// Unwind safe, so that `Timer` stays `UnwindSafe` and `RefUnwindSafe` as
 /// tokio's `runtime::Handle` is (the driver's state behind it contains
 /// any panic: see `unwind.rs`).
-pub(crate) struct Kick(pub(crate) Box<dyn Fn(u64) + Send + Sync + UnwindSafe + RefUnwindSafe>);
+pub(crate) struct Kick(pub(crate) Box<dyn Fn() + Send + Sync + UnwindSafe + RefUnwindSafe>);
 
 impl std::fmt::Debug for Kick {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,8 +80,9 @@ pub(crate) struct Shared {
     /// test clock, paused): from then on a sleep's first poll reads the
     /// clock, so a deadline an `advance` passed is `Ready` on that poll.
     paused_seen: AtomicBool,
-    /// The earliest tick the driver is known to wake for; `u64::MAX` while it
-    /// scans or has nothing to wait for.
+    /// The earliest tick the driver must wake for: the earliest `due` the
+    /// last scan saw, or a registration's since (see the target
+    /// handshake); `u64::MAX` while a scan begins or nothing can come due.
     target: AtomicU64,
     /// The earliest tick the driver task's backstop covers (`u64::MAX`:
     /// none armed); see the backstop handshake above.
@@ -86,7 +90,7 @@ pub(crate) struct Shared {
     /// The one way to the driver task.
     notice: Notice,
     /// The driver's way in: a registration earlier than the target re-arms
-    /// the driver's alarm for its tick on the spot (or leaves it to the
+    /// the driver's alarm for the target on the spot (or leaves it to the
     /// pass under way), so the driver re-arms without its task waiting for
     /// a turn. Installed by the driver as the timer is built, before any
     /// registration can exist.
@@ -153,7 +157,7 @@ impl Shared {
             // Always installed outside the unit tests and models, which run
             // no driver.
             if let Some(Kick(kick)) = self.kick.get() {
-                kick(tick);
+                kick();
             }
         }
         if tick < self.backstop.load(Ordering::SeqCst) {
@@ -182,9 +186,16 @@ impl Shared {
         fence(Ordering::SeqCst);
     }
 
-    /// Driver: done scanning; it will next wake at `tick` (or `u64::MAX`).
-    pub(crate) fn end_scan(&self, tick: u64) {
-        self.target.store(tick, Ordering::SeqCst);
+    /// Driver: done scanning, the earliest tick found `tick` (or
+    /// `u64::MAX`); returns the target, which a registration racing the
+    /// scan may have lowered further: the tick the driver wakes for.
+    pub(crate) fn end_scan(&self, tick: u64) -> u64 {
+        self.target.fetch_min(tick, Ordering::SeqCst).min(tick)
+    }
+
+    /// The tick the driver must wake for (see the target handshake).
+    pub(crate) fn target(&self) -> u64 {
+        self.target.load(Ordering::SeqCst)
     }
 
     /// Wakes the driver task so it runs a pass (a shutdown, handles gone, a
@@ -196,12 +207,6 @@ impl Shared {
     /// The driver task's one channel in.
     pub(crate) fn notice(&self) -> &Notice {
         &self.notice
-    }
-
-    /// The models' view of the target handshake: the driver's target.
-    #[cfg(tickwheel_loom)]
-    pub(crate) fn target(&self) -> u64 {
-        self.target.load(Ordering::SeqCst)
     }
 
     /// The models' view of the backstop handshake: the tick the task's
@@ -285,7 +290,7 @@ impl Shared {
 #[cfg(all(test, not(tickwheel_loom)))]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
 
     fn shared(max_pending: Option<usize>) -> Shared {
         Shared::new(
@@ -303,55 +308,61 @@ mod tests {
             .is_some_and(|why| why.contains(Reasons::PASS))
     }
 
-    /// A shared state whose kicks are recorded: the ticks the driver was
-    /// asked to re-arm for, taken by `kicked`.
-    fn kicked_shared() -> (Shared, Arc<Mutex<Vec<u64>>>) {
+    /// A shared state whose kicks are counted, taken by `kicked`.
+    fn kicked_shared() -> (Shared, Arc<AtomicUsize>) {
         let s = shared(None);
-        let kicks = Arc::new(Mutex::new(Vec::new()));
+        let kicks = Arc::new(AtomicUsize::new(0));
         let record = kicks.clone();
-        s.install_kick(Kick(Box::new(move |tick| {
-            record.lock().unwrap().push(tick)
+        s.install_kick(Kick(Box::new(move || {
+            record.fetch_add(1, Ordering::SeqCst);
         })));
         (s, kicks)
     }
 
-    fn kicked(kicks: &Mutex<Vec<u64>>) -> bool {
-        !std::mem::take(&mut *kicks.lock().unwrap()).is_empty()
+    fn kicked(kicks: &AtomicUsize) -> bool {
+        kicks.swap(0, Ordering::SeqCst) > 0
     }
 
     /// The target handshake, one step at a time: a registration asks the
     /// driver to re-arm exactly when its tick is earlier than the driver's
-    /// target, and then lowers the target, so the same or a later tick does
-    /// not ask again.
+    /// target, having lowered the target to it first, so the same or a
+    /// later tick does not ask again and the driver arms for the target.
     #[test]
     fn a_registration_kicks_only_when_earlier_than_the_target() {
         let (s, kicks) = kicked_shared();
-        let noticed = |_: &Shared| kicked(&kicks);
-        assert!(!noticed(&s));
+        assert!(!kicked(&kicks));
         s.registered(50); // the driver waits for nothing yet
-        assert!(noticed(&s));
+        assert!(kicked(&kicks));
+        assert_eq!(s.target(), 50);
         for tick in [50, 70] {
             s.registered(tick);
-            assert!(!noticed(&s), "tick {tick} is not earlier than 50");
+            assert!(!kicked(&kicks), "tick {tick} is not earlier than 50");
         }
         s.registered(49);
-        assert!(noticed(&s));
+        assert!(kicked(&kicks));
+        assert_eq!(s.target(), 49);
         // The driver scanned and will wake at tick 30.
         s.begin_scan();
-        s.end_scan(30);
+        assert_eq!(s.end_scan(30), 30);
         s.registered(30);
-        assert!(!noticed(&s), "the driver already wakes at 30");
+        assert!(!kicked(&kicks), "the driver already wakes at 30");
         s.registered(29);
-        assert!(noticed(&s));
+        assert!(kicked(&kicks));
         // During a scan every registration notifies, whatever the target
-        // was: the scan may have passed its shard already.
+        // was: the scan may have passed its shard already...
         s.begin_scan();
         s.registered(1_000);
-        assert!(noticed(&s), "a registration during a scan");
+        assert!(kicked(&kicks), "a registration during a scan");
+        // ...and stays in the target however late the scan's own tick.
+        assert_eq!(s.end_scan(u64::MAX), 1_000);
+        assert_eq!(s.target(), 1_000);
+        s.registered(1_000);
+        assert!(!kicked(&kicks), "the driver wakes at 1,000 already");
         // The driver has nothing to wait for.
-        s.end_scan(u64::MAX);
+        s.begin_scan();
+        assert_eq!(s.end_scan(u64::MAX), u64::MAX);
         s.registered(u64::MAX - 1);
-        assert!(noticed(&s));
+        assert!(kicked(&kicks));
     }
 
     /// The backstop handshake: a registration earlier than the tick the
