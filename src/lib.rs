@@ -153,10 +153,11 @@
 //!   no tokio timer and never wakes. A registration earlier than the
 //!   driver's target re-arms that sleep on the registering thread, and does
 //!   nothing more (it never wakes another task); later ones touch nothing
-//!   shared. Should tokio never call the driver back, the driver task's
+//!   shared. Should tokio stop calling the driver back, the driver task's
 //!   backstop, a sleep of its own two ticks (at least 2 ms) behind the
-//!   earliest due tick, runs the pass instead. No user code runs on the
-//!   driver, only `Waker::wake`.
+//!   earliest due tick, runs the pass instead; while tokio does call back,
+//!   it backs off to one look every 32 ticks (at least 32 ms). No user code
+//!   runs on the driver, only `Waker::wake`.
 //! - **Shutdown.** [`Timer::shutdown`], or the runtime dropping the driver
 //!   task, wakes every registered task: those sleeps complete, and timeouts
 //!   return [`Elapsed`] with [`Elapsed::is_shutdown`]. No task is left
@@ -186,9 +187,13 @@
 //!   been woken, as every `tokio::time::Sleep` has; and on a busy runtime,
 //!   where tokio processes its timers every few dozen task polls whatever
 //!   the run queue holds, wheel sleeps are woken in those same passes.
-//! - If tokio ever stops calling the driver back, a due sleep still
-//!   completes by its tick boundary plus two ticks (at least 2 ms), by the
-//!   driver task's backstop ([`Stats::backstop_passes`] counts those).
+//! - If tokio never calls the driver back, a due sleep still completes by
+//!   its tick boundary plus two ticks (at least 2 ms), by the driver task's
+//!   backstop ([`Stats::backstop_passes`] counts those). If tokio stops
+//!   calling back after it did, the first sleeps due after that complete
+//!   by their boundary plus 32 ticks (at least 32 ms) at most: the backstop
+//!   looks that rarely while the driver is called back; every later one
+//!   by its boundary plus two ticks again.
 //! - Zero and past deadlines complete on the first poll, without registering:
 //!   `sleep(Duration::ZERO)`, and instants that have passed given to
 //!   `sleep_until`, `timeout_at` or `reset`. On a paused test clock, so does

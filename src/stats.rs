@@ -113,8 +113,9 @@ pub struct Stats {
     /// or a `tracing` subscriber that panics is contained where the driver
     /// calls it, and is not counted here.) The panic is contained too: the
     /// pass runs again at once, or, if that panics as well, the driver
-    /// task's backstop runs it two ticks (at least 2 ms) after the tick
-    /// came due. Expected to stay zero.
+    /// task's backstop runs it, as it would if tokio stopped calling the
+    /// driver back (see the crate docs' "Precision"). Expected to stay
+    /// zero.
     pub pass_panics: u64,
     /// Gauge: the timer looked for tokio's millisecond grid when it was
     /// built (whole-millisecond ticks on a clock that runs) and did not find

@@ -19,8 +19,10 @@
 //!    clock), or for the soonest instant tokio fires for when a scan is
 //!    left to the hook.
 //! 5. The backstop (`backstop.rs`): the task's own tokio sleep, a slack
-//!    after the earliest due boundary, moved on by passes so a working hook
-//!    costs the task no wake-ups; its tick is published for registrations.
+//!    after the earliest due boundary and a backing-off period from now at
+//!    the least, so a working hook costs the task a wake-up per 16 slacks
+//!    at most; only the task moves it. Its tick is published for
+//!    registrations.
 //! 6. The notice (`notice.rs`): the bits a party sets to wake the task
 //!    (a scan left to it, a backstop to move, a stop).
 //! 7. [`PASS_ROUNDS`]: the most scans one pass makes.
@@ -101,15 +103,19 @@
 //! of the earliest `due` plus [`backstop_slack`] (two ticks, at least
 //! 2 ms). When it fires and that tick is still due, the hook has failed:
 //! the task runs the pass itself (counted in `Stats::backstop_passes`).
-//! While the hook keeps the wheel moving, its passes move the backstop on
-//! too (without waking the task), so the task does not wake at all; when
-//! nothing is pending there is no backstop: an idle timer costs no
-//! wake-ups. A registration earlier than the backstop's tick tells the
-//! task, which moves the backstop (see the backstop handshake in
+//! Only the task moves it: while the hook keeps the wheel moving, the
+//! backstop backs off to one look per `backstop::WATCHDOG_MAX` slacks
+//! (32 ms at the default tick), and falls back to the slack once a look
+//! finds a tick late. When nothing is pending there is no backstop: an idle
+//! timer costs no wake-ups. A registration earlier than the backstop's tick
+//! tells the task, which moves the backstop (see the backstop handshake in
 //! `shared.rs`).
 //!
 //! So a due sleep completes at its tick boundary when tokio calls back as
-//! it does today, and by its boundary plus the slack if it never does.
+//! it does today, and by its boundary plus the slack if it never does. If
+//! tokio stops calling back after it did, the first late tick waits up to
+//! `backstop::WATCHDOG_MAX` slacks past its boundary, and every tick after
+//! it the slack again.
 //!
 //! # A pass that panics
 //!
@@ -203,8 +209,6 @@ struct Driver {
     inner: Arc<Inner>,
     /// The parties' requests, and the state a pass works on.
     requests: Requests<PassState>,
-    /// The task's backstop, moved on by passes too.
-    backstop: Backstop,
     /// Test-only: the hook does nothing, as if tokio never called it back.
     #[cfg(test)]
     hook_suppressed: AtomicBool,
@@ -302,7 +306,6 @@ impl Driver {
             };
             let Some(boundary) = boundary else {
                 state.alarm.disarm();
-                self.backstop.follow(inner, None);
                 return Outcome::Armed;
             };
             match state.alarm.arm(boundary, hook, || shared.now()) {
@@ -311,7 +314,6 @@ impl Driver {
                     // fired since (another worker's timer processing), its
                     // hook's request then left to this pass lock.
                     debug_assert!(state.alarm.armed_by(boundary), "armed for {boundary:?}");
-                    self.backstop.follow(inner, Some(boundary));
                     return Outcome::Armed;
                 }
                 Arming::Due => wake_up = false, // came due meanwhile: again
@@ -505,7 +507,6 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
             buffer: Vec::with_capacity(WAKE_BATCH),
             alarm: Alarm::new(guard.0.runtime.clone()),
         }),
-        backstop: Backstop::new(guard.0.config().tick_ns),
         #[cfg(test)]
         hook_suppressed: AtomicBool::new(false),
         #[cfg(test)]
@@ -540,15 +541,16 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
 async fn drive(driver: &Driver, hook: &Waker) {
     let inner = &*driver.inner;
     let shared = &inner.shared;
+    let mut backstop = Backstop::new(inner.config().tick_ns);
     debug!("driver started", shards = inner.shards.len() as u64);
     // The first pass is the task's start, not a wake-up.
     let mut pass = Some(false);
     // The pass about to run is the backstop's.
-    let mut backstop = false;
+    let mut backstop_pass = false;
     loop {
         if let Some(wake_up) = pass.take() {
             let answer = driver.request_pass(Party::Task, hook, wake_up);
-            if std::mem::take(&mut backstop) {
+            if std::mem::take(&mut backstop_pass) {
                 // A pass the backstop ran, or found another party running
                 // (it runs this request too before it lets go).
                 let count = if answer.ran_here {
@@ -580,7 +582,7 @@ async fn drive(driver: &Driver, hook: &Waker) {
                 return;
             }
         }
-        driver.backstop.cover(inner);
+        backstop.cover(inner);
         let woke = poll_fn(|cx| {
             #[cfg(test)]
             driver.task_wakes.fetch_add(1, Ordering::Relaxed);
@@ -591,13 +593,13 @@ async fn drive(driver: &Driver, hook: &Waker) {
             if let Poll::Ready(why) = shared.notice().poll_rung(cx) {
                 return Poll::Ready(Some(why));
             }
-            driver.backstop.poll(cx).map(|()| None)
+            backstop.poll(cx).map(|()| None)
         })
         .await;
         match woke {
             Some(why) if why.contains(Reasons::PASS) => pass = Some(true),
             Some(_) => {} // a registration earlier than the backstop: move it
-            None => match driver.backstop.late(inner) {
+            None => match backstop.fired(inner) {
                 Some(registered) => {
                     if registered {
                         debug!(
@@ -608,13 +610,15 @@ async fn drive(driver: &Driver, hook: &Waker) {
                     // With nothing registered, the late tick is that of an
                     // entry cancelled since: the pass clears it, and is not
                     // counted (nothing was late).
-                    backstop = registered;
+                    backstop_pass = registered;
                     pass = Some(true);
                 }
                 // No handle left: the once-a-second look at whether the
                 // driver may retire (see `Backstop::cover`).
                 None if shared.is_orphaned() => pass = Some(true),
-                None => {} // the wheel moved on: cover its new earliest tick
+                // The hook kept the wheel moving: cover its new earliest
+                // tick, a longer period on.
+                None => {}
             },
         }
     }
@@ -631,6 +635,7 @@ mod tests {
     use tokio::time::Instant;
 
     use super::{Driver, Hook};
+    use crate::engine::backstop::{backstop_slack, WATCHDOG_MAX};
     use crate::engine::state::Inner;
     use crate::engine::wheel::watchdog::block_on_paused;
     use crate::Timer;
@@ -897,67 +902,82 @@ mod tests {
         }
     }
 
-    /// While the hook keeps the wheel moving, its passes move the backstop
-    /// on: a trickle of sleeps coming due every millisecond for 200 ms polls
-    /// the driver task a few times at most (a wait begun, the first
-    /// registration), where a backstop only the task moved woke it once per
-    /// slack (about 100 times); and a pass moves it only when it would fire
-    /// by the next boundary, about one pass in two. Each sleep is exactly
-    /// on time, none by the backstop.
+    /// While the hook keeps the wheel moving, the backstop backs off: a
+    /// trickle of sleeps coming due every millisecond for a second wakes
+    /// the driver task about once per `WATCHDOG_MAX` slacks (32 ms), where
+    /// a backstop that followed the earliest due tick woke it once per
+    /// slack or so (about 330 times). Each sleep is exactly on time, none by the
+    /// backstop.
     #[test]
-    fn while_the_hook_keeps_the_wheel_moving_the_task_sleeps() {
+    fn while_the_hook_keeps_the_wheel_moving_the_task_wakes_once_a_period() {
         block_on_paused(async {
             let timer = Timer::new();
             let driver = driver_of(&timer);
             let mut sleepers = tokio::task::JoinSet::new();
-            trickle(&timer, 10, 5, &mut sleepers).await; // under way
-            let (polls, moves, passes) = (
+            trickle(&timer, 100, 5, &mut sleepers).await; // under way
+            let (polls, passes) = (
                 driver.task_wakes.load(Ordering::Relaxed),
-                driver.backstop.moves.load(Ordering::Relaxed),
                 timer.stats().wakeups,
             );
-            trickle(&timer, 200, 5, &mut sleepers).await;
+            trickle(&timer, 1_000, 5, &mut sleepers).await;
             let polls = driver.task_wakes.load(Ordering::Relaxed) - polls;
-            let moves = driver.backstop.moves.load(Ordering::Relaxed) - moves;
             let passes = timer.stats().wakeups - passes;
-            assert!(polls <= 3, "the task was polled {polls} times in 200 ms");
-            assert!(passes >= 190, "{passes} passes in 200 ms");
+            assert!(passes >= 990, "{passes} passes in 1 s");
+            let period = backstop_slack(timer.tick().as_nanos() as u64) * WATCHDOG_MAX;
+            assert_eq!(period, Duration::from_millis(32));
+            // Each look polls the task's wait twice: the wake-up, and the
+            // next wait's start.
             assert!(
-                (passes / 3..=passes * 2 / 3).contains(&moves),
-                "{moves} moves of the backstop in {passes} passes"
+                (50..=68).contains(&polls),
+                "the task was polled {polls} times in 1 s, with a {period:?} period"
             );
             while let Some(done) = sleepers.join_next().await {
                 let (d, took) = done.unwrap();
                 assert_eq!(took, d, "a {d:?} sleep");
             }
             assert_eq!(timer.stats().backstop_passes, 0);
-            assert_eq!(timer.stats().fired, 210);
+            assert_eq!(timer.stats().fired, 1_100);
         });
     }
 
-    /// The backstop as the hook's passes last moved it still wakes the
-    /// task: the hook gone in the middle of a trickle, every sleep still
-    /// pending completes by its boundary plus the slack (2 ms), exactly on
-    /// the paused clock, and none early.
+    /// The hook gone in the middle of a trickle, after it had worked long
+    /// enough for the backstop to back off to its longest period: no sleep
+    /// is early or lost; the first ones late are late by less than that
+    /// period (32 ms), and once the backstop found a tick late, every sleep
+    /// due after that look completes within the slack (2 ms) of its
+    /// deadline, exactly on the paused clock.
     #[test]
-    fn a_backstop_the_hook_moved_still_fires_once_the_hook_is_gone() {
+    fn once_a_working_hook_is_gone_the_backstop_catches_up_within_a_period() {
         block_on_paused(async {
             let timer = Timer::new();
             let mut sleepers = tokio::task::JoinSet::new();
-            trickle(&timer, 50, 5, &mut sleepers).await;
+            trickle(&timer, 100, 5, &mut sleepers).await;
             suppress_hook(&timer);
-            trickle(&timer, 20, 5, &mut sleepers).await;
+            trickle(&timer, 60, 5, &mut sleepers).await;
             let slack = Duration::from_millis(2);
-            let mut late = 0;
-            while let Some(done) = sleepers.join_next().await {
-                let (d, took) = done.unwrap();
+            let period = slack * WATCHDOG_MAX;
+            let mut done = Vec::new();
+            while let Some(sleeper) = sleepers.join_next().await {
+                let (d, took) = sleeper.unwrap();
                 assert!(took >= d, "a {d:?} sleep completed after {took:?}");
-                assert!(took <= d + slack, "a {d:?} sleep completed after {took:?}");
-                late += u32::from(took > d);
+                assert!(took < d + period, "a {d:?} sleep completed after {took:?}");
+                done.push(took - d);
             }
-            assert!(late > 0, "the hook was suppressed");
+            assert_eq!(done.len(), 160);
+            let late: Vec<_> = done.iter().filter(|&&late| late > Duration::ZERO).collect();
+            assert!(late.len() > 1, "the hook was suppressed");
             assert!(timer.stats().backstop_passes >= 1);
-            assert_eq!(timer.stats().fired, 70);
+            // The sleeps registered after the hook went come due one a
+            // millisecond: only those due before the backstop's first late
+            // look, less than a period after the hook went, may be later
+            // than the slack.
+            let behind: Vec<_> = late.iter().filter(|&&&late| late > slack).collect();
+            assert!(
+                behind.len() < period.as_millis() as usize,
+                "{} sleeps more than the slack late: only those due before the first look may be",
+                behind.len()
+            );
+            assert_eq!(timer.stats().fired, 160);
         });
     }
 
@@ -967,7 +987,7 @@ mod tests {
     /// of a trickle, no sleep completes early or is lost, each within its
     /// deadline plus tick plus slack plus 250 ms of scheduling noise.
     #[test]
-    fn on_a_real_clock_a_backstop_the_hook_moved_still_fires() {
+    fn on_a_real_clock_the_backstop_still_fires_once_a_working_hook_is_gone() {
         let _watchdog = crate::engine::wheel::watchdog::Watchdog::start();
         #[allow(unused_mut)] // one runtime without tokio_unstable
         let mut runtimes = vec![tokio::runtime::Builder::new_multi_thread()];

@@ -233,7 +233,7 @@ impl<T> Requests<T> {
                         // Twice in a row: the scan stays raised for the
                         // task. The task itself does not run it again at
                         // once (a pass that always panics would spin): its
-                        // backstop runs it, a slack later.
+                        // backstop runs it, once it finds the tick late.
                         answer.tell_task = true;
                         return answer;
                     }

@@ -11,9 +11,7 @@
 //! *Assumed:* tokio's time driver calls a fired sleep's waker on the thread
 //! that processes timers, before that processing returns, outside its wheel
 //! lock; the waker may reset and poll a tokio sleep (the hook re-arms the
-//! alarm, and moves the driver task's backstop, from inside the call; the
-//! backstop is then polled with the task's waker, so nothing rests on
-//! whether tokio keeps a sleep's waker across `reset`). A reset to a deadline tokio has processed
+//! alarm from inside the call). A reset to a deadline tokio has processed
 //! completes the sleep at once, and calls its waker (the hook) from inside
 //! `reset`: the pass lock leaves that call's request to the pass under way,
 //! and `Alarm::arm` never re-arms a boundary it is armed for, so the request
