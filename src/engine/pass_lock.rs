@@ -18,9 +18,11 @@
 //! `loom_three_parties_never_lose_a_request_or_its_data` check every
 //! interleaving.
 //!
-//! The state sits behind a mutex as well, for the one party that waits:
-//! the driver task reading what the passes left, or retiring the alarm,
-//! between two passes.
+//! The state sits behind a mutex only because that is how safe code shares
+//! mutable state between threads: the flags already make the runner the one
+//! thread that touches it, so the runner's lock never waits (two uncontended
+//! atomics per run). Nobody else locks it but the tests and the loom models,
+//! which read what the passes left once every party is done.
 //!
 //! # A pass that panics
 //!
@@ -138,8 +140,9 @@ impl<T> PassLock<T> {
         LetGoOnUnwind(&self.flags)
     }
 
-    /// Waits for the state (the driver task, to read what passes left, and
-    /// to retire the alarm). Not to be called from inside a pass.
+    /// The state: for the runner, which never waits for it, and for the
+    /// tests and models once every party is done. Not to be called from
+    /// inside a pass.
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
