@@ -250,16 +250,6 @@ impl Work<PassState> for Passes<'_> {
     }
 }
 
-/// Where the driver stands after a scan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Next {
-    /// The earliest tick some shard needs processed.
-    Tick(u64),
-    /// Nothing can come due; `pending` entries are registered anyway
-    /// (deadlines that never fire).
-    Nothing { pending: usize },
-}
-
 impl Driver {
     /// Scans, arms the alarm for the next busy tick, and scans again while
     /// that tick came due meanwhile, up to [`PASS_ROUNDS`] times.
@@ -276,7 +266,8 @@ impl Driver {
                 state.alarm.disarm();
                 return Outcome::Stop(Stop::Off);
             }
-            let next = self.scan(&mut state.buffer, wake_up);
+            // The tick to wake for (`u64::MAX`: nothing can come due).
+            let target = self.scan(&mut state.buffer, wake_up);
             #[cfg(test)]
             if self
                 .panic_in_pass
@@ -285,7 +276,7 @@ impl Driver {
             {
                 panic!("a pass panics (test)");
             }
-            if shared.is_orphaned() && self.retiring(next) {
+            if shared.is_orphaned() && self.retiring(target) {
                 if inner.no_sleeps_alive() {
                     state.alarm.disarm();
                     return Outcome::Stop(Stop::Retire);
@@ -300,11 +291,7 @@ impl Driver {
                     live = inner.live() as u64
                 );
             }
-            let boundary = match next {
-                Next::Tick(tick) => shared.clock.tick_instant(tick),
-                Next::Nothing { .. } => None,
-            };
-            let Some(boundary) = boundary else {
+            let Some(boundary) = shared.clock.tick_instant(target) else {
                 state.alarm.disarm();
                 return Outcome::Armed;
             };
@@ -326,14 +313,11 @@ impl Driver {
     /// With no `Timer` handle left: whether nothing is registered either
     /// (then the pass retires the driver if no sleep is alive, or parks).
     /// A shard's `due` can stay at the tick of an entry cancelled since (a
-    /// far timeout dropped), so a scan that found a tick to wake for says
-    /// nothing: the shards are counted.
-    fn retiring(&self, next: Next) -> bool {
-        let pending = match next {
-            Next::Nothing { pending } => pending,
-            Next::Tick(_) => return self.inner.pending() == 0,
-        };
-        if pending > 0 {
+    /// far timeout dropped), so a target to wake for says nothing: the
+    /// shards are counted.
+    fn retiring(&self, target: u64) -> bool {
+        let pending = self.inner.pending();
+        if pending > 0 && target == u64::MAX {
             // Parked with only timers that never fire: say what keeps it
             // (a pass with ticks to process is just working).
             debug!(
@@ -417,7 +401,9 @@ impl Driver {
         }
     }
 
-    fn scan(&self, buffer: &mut Vec<Waker>, wake_up: bool) -> Next {
+    /// Processes every tick due by now on every shard; returns the tick the
+    /// driver wakes for next (`u64::MAX`: nothing can come due).
+    fn scan(&self, buffer: &mut Vec<Waker>, wake_up: bool) -> u64 {
         let inner = &*self.inner;
         let shared = &inner.shared;
         shared.look_for_pause();
@@ -425,31 +411,24 @@ impl Driver {
         // The clock is read after `begin_scan`: a registration that missed
         // this reading sees the cleared target and kicks.
         let (now_ns, now_tick) = shared.clock.now_tick(shared.now());
-        let mut next: Option<u64> = None;
-        let mut pending = 0;
+        let mut next = u64::MAX;
         let mut fired = 0u64;
         for shard in inner.shards.iter() {
             // A shard with nothing due by now is not locked (see
             // `Shard::due`): a pass costs in proportion to the busy shards.
             let due = shard.due();
             let next_here = if due > now_tick {
-                (due != u64::MAX).then_some(due)
+                due
             } else {
                 let advanced = shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
                 fired += advanced.fired;
-                advanced.next
+                advanced.next.unwrap_or(u64::MAX)
             };
-            if let Some(tick) = next_here {
-                next = Some(next.map_or(tick, |n| n.min(tick)));
-            }
+            next = next.min(next_here);
         }
         // The tick to wake for: the earliest found, or a racing
         // registration's (see the target handshake in `shared.rs`).
-        let target = shared.end_scan(next.unwrap_or(u64::MAX));
-        if target == u64::MAX {
-            // Parking: count what is registered anyway (never-due entries).
-            pending = inner.shards.iter().map(|shard| shard.pending()).sum();
-        }
+        let target = shared.end_scan(next);
         let before = inner.clock_tick.fetch_max(now_tick, Ordering::Relaxed);
         if wake_up || fired > 0 {
             inner.wakeups.fetch_add(1, Ordering::Relaxed);
@@ -461,10 +440,7 @@ impl Driver {
                 next_tick = target,
             );
         }
-        match target {
-            u64::MAX => Next::Nothing { pending },
-            tick => Next::Tick(tick),
-        }
+        target
     }
 }
 
