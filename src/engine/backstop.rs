@@ -12,17 +12,23 @@
 //! pass, and a backstop that followed it exactly would wake the task about
 //! once per slack just to find the hook had done its work (round 5
 //! measured that: 7% more CPU on a 2-worker trickle). So the backstop is a
-//! watchdog whose floor backs off: it is never armed for less than a
-//! *period* from now, which starts at the slack, doubles each time the
-//! backstop fires and finds the wheel on time (the hook works), up to
-//! [`WATCHDOG_MAX`] slacks, and falls back to the slack as soon as it finds
-//! a tick late. So a hook that never calls back costs each due tick at most
-//! the slack; a hook that worked for a while and then stops costs the first
-//! late tick at most [`WATCHDOG_MAX`] slacks, and the slack again after
-//! that; and a working hook costs the task at most one wake-up per
-//! [`WATCHDOG_MAX`] slacks. No pass touches it: it is the task's alone,
-//! polled with the task's own waker, so nothing rests on whether tokio keeps
-//! a sleep's waker across `reset`.
+//! watchdog whose floor backs off: while the earliest due boundary is less
+//! than a *period* away, it is armed no sooner than a period from now (or
+//! after that boundary, whichever comes first). The period starts at the
+//! slack, doubles each time the backstop fires and finds nothing due yet
+//! (the hook has processed every tick up to now), up to [`WATCHDOG_MAX`]
+//! slacks, and falls back to the slack as soon as it finds a tick late.
+//! So every tick is looked at by its boundary plus the period at the
+//! latest: whatever the backstop has to catch (tokio not calling the hook
+//! back, a registration descheduled before its kick, a pass that panicked
+//! twice), it catches within [`WATCHDOG_MAX`] slacks of the boundary the
+//! first time, and within the slack while it keeps finding ticks late; a
+//! hook that never calls back costs each tick at most the slack. Its own
+//! looks cost a working hook's task at most one wake-up per
+//! [`WATCHDOG_MAX`] slacks (a registration earlier than the tick it covers
+//! still wakes the task, to move it). No pass touches it: it is the task's
+//! alone, polled with the task's own waker, so nothing rests on whether
+//! tokio keeps a sleep's waker across `reset`.
 //!
 //! # The handshake
 //!
@@ -82,30 +88,34 @@ impl Backstop {
     /// or more behind now: `Some(true)` if some timer is registered too
     /// (the hook has not kept the wheel moving), `Some(false)` if none is
     /// (the tick is that of an entry cancelled since, which only a pass
-    /// clears). The watchdog's period falls back to the slack if so, and
-    /// backs off if not.
+    /// clears). The watchdog's period falls back to the slack if so, backs
+    /// off if nothing is due yet (the hook has processed every tick up to
+    /// now), and stays as it is in between.
     pub(crate) fn fired(&mut self, inner: &Inner) -> Option<bool> {
         let shared = &inner.shared;
-        let late = shared
-            .clock
-            .tick_instant(inner.earliest_due())
+        let now = shared.now();
+        let boundary = shared.clock.tick_instant(inner.earliest_due());
+        let late = boundary
             .and_then(|boundary| boundary.checked_add(self.slack))
-            .is_some_and(|late| late <= shared.now());
-        self.period = if late {
-            self.slack
-        } else {
-            (self.period * 2).min(self.slack * WATCHDOG_MAX)
-        };
+            .is_some_and(|late| late <= now);
+        if late {
+            self.period = self.slack;
+        } else if boundary.is_none_or(|boundary| boundary > now) {
+            self.period = (self.period * 2).min(self.slack * WATCHDOG_MAX);
+        }
         late.then(|| inner.pending() > 0)
     }
 
     /// Stores the earliest due tick as the one covered (the handshake), and
-    /// sets the sleep for its boundary plus the slack, never for less than
-    /// the period from now (after a backstop pass that could not run, left
-    /// to a party holding the pass lock, the next look comes a slack later,
-    /// not at once); or, with no `Timer` handle and no timer registered
-    /// left, no later than the driver's next look at whether it may retire
-    /// ([`ORPHAN_RECHECK`]).
+    /// sets the sleep for its boundary plus the slack, but never for less
+    /// than a slack from now (after a backstop pass that could not run,
+    /// left to a party holding the pass lock, the next look comes a slack
+    /// later, not at once), nor, while the boundary is less than a period
+    /// away, for less than the period from now or the period after the
+    /// boundary, whichever comes first: so a covered tick is looked at by
+    /// its boundary plus the period at the latest. With no `Timer` handle
+    /// and no timer registered left, it is armed no later than the
+    /// driver's next look at whether it may retire ([`ORPHAN_RECHECK`]).
     pub(crate) fn cover(&mut self, inner: &Inner) {
         let shared = &inner.shared;
         let covered = loop {
@@ -116,12 +126,18 @@ impl Backstop {
             }
         };
         let now = shared.now();
-        let earliest = now.checked_add(self.period);
-        let mut at = shared
-            .clock
-            .tick_instant(covered)
-            .and_then(|boundary| boundary.checked_add(self.slack))
-            .map(|at| earliest.map_or(at, |earliest| at.max(earliest)));
+        let mut at = shared.clock.tick_instant(covered).and_then(|boundary| {
+            let at = boundary.checked_add(self.slack)?;
+            let floor = [
+                now.checked_add(self.period),
+                boundary.checked_add(self.period),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let least = now.checked_add(self.slack);
+            Some(at.max(floor.unwrap_or(at)).max(least.unwrap_or(at)))
+        });
         if shared.is_orphaned() && inner.pending() == 0 {
             // Only sleeps that registered nothing (or nothing at all) keep
             // the driver: nothing tells it when the last of them is dropped.
@@ -144,6 +160,23 @@ impl Backstop {
             }
             (None, _) => self.sleep = None,
         }
+    }
+
+    /// Test-only: one whose period has backed off all the way.
+    #[cfg(test)]
+    pub(crate) fn backed_off(tick_ns: u64) -> Self {
+        let mut backstop = Backstop::new(tick_ns);
+        backstop.period = backstop.slack * WATCHDOG_MAX;
+        backstop
+    }
+
+    /// Test-only: the period, and the instant the sleep is armed for.
+    #[cfg(test)]
+    pub(crate) fn armed(&self) -> (Duration, Option<tokio::time::Instant>) {
+        (
+            self.period,
+            self.sleep.as_ref().map(|sleep| sleep.deadline()),
+        )
     }
 
     /// Whether the backstop has fired (never while none is armed).

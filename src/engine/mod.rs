@@ -9,7 +9,7 @@
 //!     |  register, reset, cancel, poll                        ^ wake
 //!     v                                                       |
 //!  shard: one wheel behind its own lock ----------> driver: passes (scan every
-//!     |  (kick: "arm for my tick")          |       busy shard, wake outside the
+//!     |  (kick: "arm for the target")       |       busy shard, wake outside the
 //!  wheel: ring + overflow + slab            |       locks, arm the alarm), run by
 //!                                           |       whoever asks first:
 //!  shared: clock, target, backstop tick,    |        - hook (alarm's waker, in
