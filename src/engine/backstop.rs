@@ -107,15 +107,15 @@ impl Backstop {
     }
 
     /// Stores the earliest due tick as the one covered (the handshake), and
-    /// sets the sleep for its boundary plus the slack, but never for less
-    /// than a slack from now (after a backstop pass that could not run,
-    /// left to a party holding the pass lock, the next look comes a slack
-    /// later, not at once), nor, while the boundary is less than a period
-    /// away, for less than the period from now or the period after the
-    /// boundary, whichever comes first: so a covered tick is looked at by
-    /// its boundary plus the period at the latest. With no `Timer` handle
-    /// and no timer registered left, it is armed no later than the
-    /// driver's next look at whether it may retire ([`ORPHAN_RECHECK`]).
+    /// sets the sleep for its boundary plus the slack, but, while the
+    /// boundary is less than a period away, no sooner than the period from
+    /// now or the period after the boundary, whichever comes first: so a
+    /// covered tick is looked at by its boundary plus the period at the
+    /// latest. A tick already a slack late (a backstop pass that could not
+    /// run, left to a party holding the pass lock) is looked at again a
+    /// slack later, not at once. With no `Timer` handle and no timer
+    /// registered left, it is armed no later than the driver's next look at
+    /// whether it may retire ([`ORPHAN_RECHECK`]).
     pub(crate) fn cover(&mut self, inner: &Inner) {
         let shared = &inner.shared;
         let covered = loop {
@@ -135,8 +135,14 @@ impl Backstop {
             .into_iter()
             .flatten()
             .min();
-            let least = now.checked_add(self.slack);
-            Some(at.max(floor.unwrap_or(at)).max(least.unwrap_or(at)))
+            let at = at.max(floor.unwrap_or(at));
+            // A tick already a slack late (its pass left to a party holding
+            // the pass lock): the next look a slack on, not at once.
+            Some(if at <= now {
+                now.checked_add(self.slack).unwrap_or(at)
+            } else {
+                at
+            })
         });
         if shared.is_orphaned() && inner.pending() == 0 {
             // Only sleeps that registered nothing (or nothing at all) keep

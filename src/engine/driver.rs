@@ -128,7 +128,8 @@
 //! that panics too, the scan stays raised: the hook or a registration rings
 //! the task, which runs it at once; the task's own pass is left to its
 //! backstop, which finds the tick late (a pass that always panics then
-//! costs one try per slack, never a loop; see `requests.rs`). Counted in
+//! costs one try per slack once the backstop's period is back at the
+//! slack, never a loop; see `requests.rs`). Counted in
 //! `Stats::pass_panics`.
 //!
 //! # Ending
@@ -961,9 +962,9 @@ mod tests {
                 done.push((deadline, completed));
             }
             done.sort();
-            // The first one waited for the backstop's first look, which
-            // came the period after the hook went (the wheel was idle):
-            // the back-off's cost, once.
+            // The first one waited for the backstop's next look, armed a
+            // period on while the hook still worked: the back-off's cost,
+            // once (here 22 ms, by this test's timing on the paused clock).
             let (first_deadline, first_look) = done[0];
             assert!(first_look - first_deadline > slack, "{done:?}");
             for &(deadline, completed) in &done {
@@ -987,7 +988,8 @@ mod tests {
     /// look at 11 ms; with a 32 ms period the next look comes at 42 ms
     /// (arming a period from the look, 43 ms, would leave the tick later
     /// than the bound the docs give), and with the period at the slack it
-    /// stays there (doubling it would put the next look at 14 ms, not 13).
+    /// stays there and looks at 12 ms (doubling it, or a slack from the
+    /// look, would put the next look at 13 ms or later).
     #[test]
     fn a_look_that_finds_a_tick_due_arms_by_its_boundary_plus_the_period() {
         block_on_paused(async {
@@ -1007,14 +1009,25 @@ mod tests {
             let (kept, armed) = backstop.armed();
             assert_eq!(kept, period, "no further back-off");
             assert_eq!(armed, Some(start + Duration::from_millis(10) + period));
-            // One at the slack stays there: the next look a slack on.
+            // One at the slack stays there, and looks by the boundary plus
+            // the slack, not a slack after this look.
             let mut backstop = Backstop::new(timer.tick().as_nanos() as u64);
             assert_eq!(backstop.fired(inner), None);
             backstop.cover(inner);
             let slack = backstop_slack(timer.tick().as_nanos() as u64);
             assert_eq!(
                 backstop.armed(),
-                (slack, Some(start + Duration::from_millis(11) + slack))
+                (slack, Some(start + Duration::from_millis(10) + slack))
+            );
+            // A tick already a slack late (its pass left to a party holding
+            // the pass lock): the next look a slack on, never at once.
+            driver_of(&timer).task_stalled.store(true, Ordering::SeqCst);
+            tokio::time::advance(Duration::from_millis(5)).await;
+            assert_eq!(backstop.fired(inner), Some(true));
+            backstop.cover(inner);
+            assert_eq!(
+                backstop.armed(),
+                (slack, Some(start + Duration::from_millis(16) + slack))
             );
         });
     }
