@@ -32,8 +32,10 @@ use crate::timeout::Timeout;
 /// With every handle dropped, its driver task ends and its memory is freed
 /// as soon as no sleep or timeout is left: at once if none is when the last
 /// handle goes, and otherwise within about a second of the last one's drop
-/// (while only sleeps keep it, the driver looks once a second; an idle
-/// timer with a handle never wakes).
+/// (while only sleeps keep it, the driver looks again a millisecond after a
+/// registered sleep's drop tells it, backing off to once a second, since a
+/// sleep that never registered tells it nothing; an idle timer with a
+/// handle never wakes).
 ///
 /// # Examples
 ///

@@ -47,10 +47,20 @@ use tokio::time::Sleep;
 use crate::engine::notice::Reasons;
 use crate::engine::state::Inner;
 
-/// How often an orphaned driver (no `Timer` handle left, nothing registered,
-/// but some sleep still alive) looks again at whether it may retire: its
-/// backstop is armed no later than this (see [`Backstop::cover`]).
+/// How often, at the least, an orphaned driver (no `Timer` handle left,
+/// nothing registered, but some sleep still alive) looks again at whether
+/// it may retire: its backstop is armed no later than this (see
+/// [`Backstop::cover`]). The first look after the task was told something
+/// (the last handle gone, a registered sleep dropped) comes after
+/// [`ORPHAN_FIRST_RECHECK`], and each look after that twice as long after
+/// the one before, up to this: a sleep whose drop told the driver while it
+/// still held its shard (so the pass saw it alive) is seen gone within a
+/// millisecond or two, and a sleep that never registered, whose drop tells
+/// nobody, within this.
 pub(crate) const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
+
+/// The first of an orphaned driver's looks (see [`ORPHAN_RECHECK`]).
+pub(crate) const ORPHAN_FIRST_RECHECK: Duration = Duration::from_millis(1);
 
 /// The watchdog's longest period, in slacks (32 ms at the default 1 ms
 /// tick): what a working hook costs the task, at most one wake-up per
@@ -72,6 +82,9 @@ pub(crate) struct Backstop {
     slack: Duration,
     /// The least it is armed ahead of now (see the module docs).
     period: Duration,
+    /// How long after now an orphaned driver looks again whether it may
+    /// retire (see [`ORPHAN_RECHECK`]).
+    orphan_recheck: Duration,
 }
 
 impl Backstop {
@@ -81,7 +94,20 @@ impl Backstop {
             sleep: None,
             slack,
             period: slack,
+            orphan_recheck: ORPHAN_FIRST_RECHECK,
         }
+    }
+
+    /// The task was told something (a ring for a pass): an orphaned
+    /// driver's next look comes after [`ORPHAN_FIRST_RECHECK`] again.
+    pub(crate) fn told(&mut self) {
+        self.orphan_recheck = ORPHAN_FIRST_RECHECK;
+    }
+
+    /// An orphaned driver's look found it may not retire yet: the next one
+    /// twice as long after, up to [`ORPHAN_RECHECK`].
+    pub(crate) fn orphan_looked(&mut self) {
+        self.orphan_recheck = (self.orphan_recheck * 2).min(ORPHAN_RECHECK);
     }
 
     /// Once it fired: whether the earliest due tick's boundary is the slack
@@ -115,7 +141,7 @@ impl Backstop {
     /// run, left to a party holding the pass lock) is looked at again a
     /// slack later, not at once. With no `Timer` handle and no timer
     /// registered left, it is armed no later than the driver's next look at
-    /// whether it may retire ([`ORPHAN_RECHECK`]).
+    /// whether it may retire (see [`ORPHAN_RECHECK`]).
     pub(crate) fn cover(&mut self, inner: &Inner) {
         let shared = &inner.shared;
         let covered = loop {
@@ -147,7 +173,7 @@ impl Backstop {
         if shared.is_orphaned() && inner.pending() == 0 {
             // Only sleeps that registered nothing (or nothing at all) keep
             // the driver: nothing tells it when the last of them is dropped.
-            let recheck = now.checked_add(ORPHAN_RECHECK);
+            let recheck = now.checked_add(self.orphan_recheck);
             at = at.into_iter().chain(recheck).min();
         }
         match (at, &mut self.sleep) {

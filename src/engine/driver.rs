@@ -26,9 +26,9 @@
 //! 6. The notice (`notice.rs`): the bits a party sets to wake the task
 //!    (a scan left to it, a backstop to move, a stop).
 //! 7. [`PASS_ROUNDS`]: the most scans one pass makes.
-//! 8. The orphan recheck (`backstop::ORPHAN_RECHECK`): once a second while
-//!    no handle is left and only sleeps that registered nothing keep the
-//!    driver.
+//! 8. The orphan recheck (`backstop::ORPHAN_RECHECK`): while no handle
+//!    is left and only sleeps keep the driver, a look a millisecond after
+//!    the task was told something, backing off to once a second.
 //!
 //! # Three parties, one pass at a time
 //!
@@ -139,11 +139,11 @@
 //! their `due`, which can name a timer cancelled since). A registered entry
 //! taken out then (a sleep dropped, or reset or polled past its deadline)
 //! rings the task (a dropping sleep may still hold its shard as the pass
-//! looks: the once-a-second look below then retires it); a sleep that
-//! registered nothing says
-//! nothing when dropped, so while only such sleeps keep the driver, the
-//! backstop looks again once every `backstop::ORPHAN_RECHECK` (a `debug` event says
-//! what keeps it). When the task ends for any reason, including the
+//! looks: the look a millisecond later then retires it); a sleep that
+//! registered nothing says nothing when dropped, so while only sleeps keep
+//! the driver, the backstop looks again, a millisecond after the task was
+//! last told something, backing off to once every `backstop::ORPHAN_RECHECK`
+//! (a `debug` event says what keeps it). When the task ends for any reason, including the
 //! runtime dropping it at shutdown, a guard retires the alarm and another
 //! shuts the timer down, so that every waiting task is woken instead of
 //! waiting forever.
@@ -283,8 +283,8 @@ impl Driver {
                     state.alarm.disarm();
                     return Outcome::Stop(Stop::Retire);
                 }
-                // The task's backstop looks again once every
-                // `backstop::ORPHAN_RECHECK`. Meanwhile the pass goes on as
+                // The task's backstop looks again (see
+                // `backstop::ORPHAN_RECHECK`). Meanwhile the pass goes on as
                 // any other: a shard may name the tick of an entry
                 // cancelled since, and the target (which a sleep still
                 // alive may register against) has been set to it.
@@ -577,7 +577,10 @@ async fn drive(driver: &Driver, hook: &Waker) {
         })
         .await;
         match woke {
-            Some(why) if why.contains(Reasons::PASS) => pass = Some(true),
+            Some(why) if why.contains(Reasons::PASS) => {
+                backstop.told();
+                pass = Some(true);
+            }
             Some(_) => {} // a registration earlier than the backstop: move it
             None => match backstop.fired(inner) {
                 Some(registered) => {
@@ -593,9 +596,12 @@ async fn drive(driver: &Driver, hook: &Waker) {
                     backstop_pass = registered;
                     pass = Some(true);
                 }
-                // No handle left: the once-a-second look at whether the
-                // driver may retire (see `Backstop::cover`).
-                None if shared.is_orphaned() => pass = Some(true),
+                // No handle left: the look at whether the driver may
+                // retire (see `backstop::ORPHAN_RECHECK`).
+                None if shared.is_orphaned() => {
+                    backstop.orphan_looked();
+                    pass = Some(true);
+                }
                 // The hook kept the wheel moving: cover its new earliest
                 // tick, a longer period on.
                 None => {}
@@ -1337,6 +1343,34 @@ mod tests {
         });
     }
 
+    /// A registered sleep dropped after the last handle rings the driver,
+    /// whose pass may run while the dropping sleep still holds its shard
+    /// (on another thread: here the test holds clones of the shards, as the
+    /// sleep holds its own until its drop returns). That pass sees a sleep
+    /// alive and cannot retire; the next look comes a millisecond later,
+    /// not a second: the driver is gone a millisecond after the shards are
+    /// let go.
+    #[test]
+    fn an_orphaned_driver_retires_a_millisecond_after_a_dropping_sleep_lets_go() {
+        block_on_paused(async {
+            let timer = Timer::new();
+            tokio::task::yield_now().await; // the driver starts, and parks
+            let mut sleep = tokio_test::task::spawn(timer.sleep(Duration::from_secs(3600)));
+            tokio_test::assert_pending!(sleep.poll());
+            let held: Vec<_> = timer.inner().shards.to_vec();
+            drop(timer);
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 1, "a sleep is registered");
+            drop(sleep); // its cancel rings the driver
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 1, "the shards are held: a sleep is alive");
+            drop(held);
+            tokio::time::advance(Duration::from_millis(1)).await;
+            tokio::task::yield_now().await;
+            assert_eq!(tasks_alive(), 0, "the driver outlived its last sleep");
+        });
+    }
+
     /// The same with tokio never calling the hook back: the look is the
     /// driver task's own (its backstop), so the driver still retires.
     #[test]
@@ -1413,8 +1447,7 @@ mod tests {
 
     /// An orphaned driver whose only entries can never fire (a registered
     /// `Duration::MAX` sleep) parks: it wakes neither every tick nor for the
-    /// once-a-second retirement check, which is for timers with nothing
-    /// registered.
+    /// retirement checks, which are for timers with nothing registered.
     #[test]
     fn an_orphaned_driver_with_never_due_entries_parks() {
         block_on_paused(async {
