@@ -143,10 +143,10 @@
 //! registered nothing says nothing when dropped, so while only sleeps keep
 //! the driver, the backstop looks again, a millisecond after the task was
 //! last told something, backing off to once every `backstop::ORPHAN_RECHECK`
-//! (a `debug` event says what keeps it). When the task ends for any reason, including the
-//! runtime dropping it at shutdown, a guard retires the alarm and another
-//! shuts the timer down, so that every waiting task is woken instead of
-//! waiting forever.
+//! (a `debug` event says what keeps it). When the task ends for any
+//! reason, including the runtime dropping it at shutdown, a guard retires
+//! the alarm and another shuts the timer down, so that every waiting task
+//! is woken instead of waiting forever.
 
 use std::future::{poll_fn, Future};
 #[cfg(test)]
@@ -892,8 +892,8 @@ mod tests {
     /// trickle of sleeps coming due every millisecond for a second wakes
     /// the driver task about once per `WATCHDOG_MAX` slacks (32 ms), where
     /// a backstop that followed the earliest due tick woke it once per
-    /// slack or so (about 330 times). Each sleep is exactly on time, none by the
-    /// backstop.
+    /// slack or so (about 330 times). Each sleep is exactly on time, none
+    /// by the backstop.
     #[test]
     fn while_the_hook_keeps_the_wheel_moving_the_task_wakes_once_a_period() {
         block_on_paused(async {
