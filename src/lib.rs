@@ -135,6 +135,14 @@
 //!   the entry in O(1) and frees the slot at once.
 //! - **Lazy registration.** A `Sleep` enters the wheel on its first poll, so a
 //!   timeout whose future is ready at once never touches it.
+//! - **Wakers kept for the same task.** A registration holds a clone of its
+//!   task's waker. A cancel keeps the waker it takes back on its thread, and
+//!   that thread's next registration for the same task takes it instead of
+//!   cloning (two atomic operations fewer, about 7% of a register and
+//!   cancel): a task that arms a timeout, cancels it and arms the next clones
+//!   its waker once. Each thread keeps at most one such waker, until a later
+//!   cancel there replaces it or the thread exits, and with it the task's
+//!   allocation (not its future: a finished task has dropped that).
 //! - **Far deadlines.** The ring has buckets for the current and the next
 //!   revolution, so any deadline less than one revolution away goes straight
 //!   into its bucket. Later deadlines wait in an overflow level, one list per

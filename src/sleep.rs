@@ -539,7 +539,9 @@ impl Drop for Sleep {
         if let State::Registered(key) = self.state() {
             if !self.has_fired() {
                 // The returned waker (if any) is dropped here, after the lock.
-                drop(self.shard.cancel(key));
+                if let Some(waker) = self.shard.cancel(key) {
+                    crate::engine::spare::keep(waker);
+                }
             }
         }
     }

@@ -191,3 +191,53 @@ async fn on_a_running_clock_a_reset_to_a_passed_deadline_completes() {
     assert!(poll_once(&mut sleep).is_pending());
     assert_eq!(timer.pending(), 1);
 }
+
+/// A cancel keeps the waker it takes back for the thread's next registration
+/// of the same task, which takes it rather than cloning its own; that waker
+/// still wakes the task. One waker at most is kept per thread (see the
+/// crate's docs on memory).
+#[tokio::test(start_paused = true)]
+async fn a_task_s_next_sleep_after_a_cancel_takes_the_kept_waker_and_still_wakes_it() {
+    use std::future::{poll_fn, Future};
+    use std::task::Poll;
+    use tokio_test::{assert_pending, assert_ready, task};
+
+    let _watchdog = common::Watchdog::start();
+    let mut task = task::spawn(async {
+        let mut first = Box::pin(tickwheel::time::sleep(Duration::from_secs(5)));
+        let mut polled = false;
+        poll_fn(|cx| {
+            if !polled {
+                polled = true;
+                assert!(first.as_mut().poll(cx).is_pending());
+            }
+            Poll::Ready(())
+        })
+        .await;
+        drop(first);
+        let mut yielded = false;
+        // Pending once without keeping the waker: the test polls again.
+        poll_fn(|_| {
+            if std::mem::replace(&mut yielded, true) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        tickwheel::time::sleep(Duration::from_secs(1)).await;
+    });
+    assert_pending!(task.poll());
+    // `waker_ref_count` counts the mock task's own reference too.
+    assert_eq!(task.waker_ref_count(), 2, "the first sleep's waker, kept");
+    assert_pending!(task.poll());
+    assert_eq!(
+        task.waker_ref_count(),
+        2,
+        "taken by the second sleep, not cloned"
+    );
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert!(task.is_woken());
+    assert_ready!(task.poll());
+    assert_eq!(task.waker_ref_count(), 1, "woken: the wheel let go of it");
+}

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
 use std::task::{RawWaker, RawWakerVTable, Waker};
@@ -52,16 +53,20 @@ async fn a_wake_panic_whose_payload_panics_on_drop_loses_no_waker() {
 /// A waker whose last drop panics must not leak the sleep's `max_pending`
 /// unit: before, `Sleep::drop` dropped the cancelled waker first, the panic
 /// skipped the release, and with `max_pending(1)` every later sleep was
-/// refused for good.
+/// refused for good. The cancelled waker is now kept for the thread's next
+/// registration of the same task; the cancel that replaces it drops it, with
+/// its panic contained.
 #[tokio::test(start_paused = true)]
 async fn a_waker_that_panics_on_drop_leaks_no_capacity() {
     let _watchdog = common::Watchdog::start();
+    static DROPPED: AtomicBool = AtomicBool::new(false);
     struct PanicsOnDrop;
     impl std::task::Wake for PanicsOnDrop {
         fn wake(self: Arc<Self>) {}
     }
     impl Drop for PanicsOnDrop {
         fn drop(&mut self) {
+            DROPPED.store(true, Ordering::SeqCst);
             panic!("this waker panics when its last clone is dropped");
         }
     }
@@ -73,14 +78,21 @@ async fn a_waker_that_panics_on_drop_leaks_no_capacity() {
         // `waker` goes out of scope here; the wheel holds the last clone.
     }
     assert_eq!(timer.pending(), 1);
-    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(sleep)));
-    assert!(
-        dropped.is_err(),
-        "the waker's drop panicked through Sleep::drop"
-    );
+    drop(sleep);
     assert_eq!(timer.pending(), 0);
     let again = timer.try_sleep(Duration::from_secs(5));
     assert!(again.is_ok(), "the capacity unit leaked: {:?}", again.err());
+    // Another task's cancel replaces the kept waker: its drop panics there,
+    // contained, and the timer goes on.
+    let mut again = again.unwrap();
+    assert!(poll_with(&mut again, Waker::noop()).is_pending());
+    drop(again);
+    assert!(
+        DROPPED.load(Ordering::SeqCst),
+        "the kept waker was replaced"
+    );
+    assert_eq!(timer.pending(), 0);
+    assert!(timer.try_sleep(Duration::from_secs(5)).is_ok());
 }
 
 /// The timer a [`reentrant_waker`] calls back into.

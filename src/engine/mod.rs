@@ -22,6 +22,8 @@
 //! - [`state`]: the state behind a `Timer` handle, shared with the driver.
 //! - [`shard`]: one wheel behind its own lock, and the registration protocol.
 //! - [`shared`]: what every shard, the driver and every sleep can reach.
+//! - [`spare`]: the waker a thread's last cancel kept, for that thread's
+//!   next registration of the same task.
 //! - [`wheel`]: the hashed wheel (ring, overflow, slab), generic over what
 //!   it holds: a shard's wakers, or a `DelayQueue`'s items.
 //! - [`driver`]: the task that advances the wheels on tokio's clock.
@@ -50,6 +52,7 @@ pub(crate) mod prefetch;
 pub(crate) mod requests;
 pub(crate) mod shard;
 pub(crate) mod shared;
+pub(crate) mod spare;
 pub(crate) mod state;
 pub(crate) mod sync;
 pub(crate) mod tick_div;

@@ -37,6 +37,7 @@ use std::task::Waker;
 
 use crate::engine::lateness::LatenessHistogram;
 use crate::engine::shared::Shared;
+use crate::engine::spare;
 use crate::engine::sync::{self, Mutex, MutexGuard};
 use crate::engine::unwind;
 use crate::engine::wheel::{Advance, Insert, Key, Reset, TimerWheel, WakerCheck};
@@ -81,7 +82,7 @@ impl Shard {
 
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
     pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
-        let mut waker = Some(waker.clone());
+        let mut waker = Some(spare::clone_of(waker));
         let outcome = {
             let mut wheel = self.lock();
             let outcome = wheel.insert(deadline_ns, &mut waker);
