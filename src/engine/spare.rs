@@ -24,43 +24,51 @@ use std::task::Waker;
 use crate::engine::unwind;
 
 thread_local! {
-    static SPARE: Cell<Kept> = const { Cell::new(Kept(None)) };
+    static SPARE: Kept = const { Kept(Cell::new(None)) };
 }
 
-/// The kept waker, dropped with any panic of its own contained.
-#[derive(Default)]
-struct Kept(Option<Waker>);
+/// The thread's kept waker; at the thread's exit its drop runs with any
+/// panic contained.
+struct Kept(Cell<Option<Waker>>);
 
 impl Drop for Kept {
     fn drop(&mut self) {
-        if let Some(waker) = self.0.take() {
-            unwind::run_contained(move || drop(waker));
-        }
+        drop_contained(self.0.take());
+    }
+}
+
+/// Drops a kept waker, containing a panic of its `Drop`: it runs in a
+/// later cancel or in the thread's exit, neither of which asked for it.
+fn drop_contained(waker: Option<Waker>) {
+    if let Some(waker) = waker {
+        unwind::run_contained(move || drop(waker));
     }
 }
 
 /// A waker that wakes what `waker` wakes: the thread's kept one if it
 /// would, or a clone.
 pub(crate) fn clone_of(waker: &Waker) -> Waker {
-    let kept = SPARE.try_with(|spare| {
-        let mut kept = spare.take();
-        match kept.0.take_if(|kept| kept.will_wake(waker)) {
-            Some(same) => Some(same),
-            None => {
-                spare.set(kept); // another task's: left for its own registration
-                None
-            }
+    let kept = SPARE.try_with(|spare| match spare.0.take() {
+        Some(kept) if kept.will_wake(waker) => Some(kept),
+        other => {
+            spare.0.set(other); // another task's: left for its next registration
+            None
         }
     });
-    kept.ok().flatten().unwrap_or_else(|| waker.clone())
+    match kept {
+        Ok(Some(kept)) => kept,
+        _ => waker.clone(),
+    }
 }
 
 /// Keeps `waker` for the thread's next registration of the same task,
 /// dropping the one kept before (or `waker` itself, on a thread that is
 /// exiting).
 pub(crate) fn keep(waker: Waker) {
-    let replaced = SPARE.try_with(|spare| spare.replace(Kept(Some(waker))));
-    drop(replaced);
+    let mut waker = Some(waker);
+    let replaced = SPARE.try_with(|spare| spare.0.replace(waker.take()));
+    drop_contained(replaced.unwrap_or(None));
+    drop_contained(waker);
 }
 
 #[cfg(test)]
