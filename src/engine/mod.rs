@@ -42,6 +42,7 @@
 
 pub(crate) mod alarm;
 pub(crate) mod backstop;
+pub(crate) mod cancel_cells;
 pub(crate) mod clock;
 pub(crate) mod context;
 pub(crate) mod driver;

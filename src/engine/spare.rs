@@ -46,8 +46,13 @@ fn drop_contained(waker: Option<Waker>) {
 }
 
 /// A waker that wakes what `waker` wakes: the thread's kept one if it
-/// would, or a clone.
+/// would, or a clone. (Under loom, whose threads share one thread-local and
+/// whose models must not keep a waker from one run into the next, always a
+/// clone.)
 pub(crate) fn clone_of(waker: &Waker) -> Waker {
+    if cfg!(tickwheel_loom) {
+        return waker.clone();
+    }
     let kept = SPARE.try_with(|spare| match spare.0.take() {
         Some(kept) if kept.will_wake(waker) => Some(kept),
         other => {
@@ -65,6 +70,9 @@ pub(crate) fn clone_of(waker: &Waker) -> Waker {
 /// dropping the one kept before (or `waker` itself, on a thread that is
 /// exiting).
 pub(crate) fn keep(waker: Waker) {
+    if cfg!(tickwheel_loom) {
+        return drop(waker);
+    }
     let mut waker = Some(waker);
     let replaced = SPARE.try_with(|spare| spare.0.replace(waker.take()));
     drop_contained(replaced.unwrap_or(None));
