@@ -10,7 +10,9 @@
 //! - the shard's next registration, which first reclaims the entry the last
 //!   quick cancel left (and usually takes its slot again, so a task that
 //!   arms and cancels timeouts in a loop keeps using one slot and one cell);
-//! - a registration whose cell holds a cancelled entry;
+//! - a registration whose cell holds a cancelled entry, and one that finds
+//!   its shard's fresh list full (`FRESH_MAX`), which reclaims them all, so
+//!   cancelled entries never crowd new ones out of the fresh list;
 //! - the driver's next pass over the shard, which empties every cell before
 //!   it fires anything (a cancelled entry is never woken), and shutdown.
 //!
@@ -102,6 +104,16 @@ impl CancelCells {
         // writes it again.
         self.cells[cell].store(EMPTY, Ordering::Relaxed);
         Some(decode(value))
+    }
+
+    /// Under the lock: passes every cancelled entry to `reclaim`, emptying
+    /// its cell; live ones are left.
+    pub(crate) fn take_all_cancelled(&self, mut reclaim: impl FnMut(Key)) {
+        for cell in 0..CELLS {
+            if let Some(key) = self.take_cancelled(cell) {
+                reclaim(key);
+            }
+        }
     }
 
     /// Under the lock, after registering `key`: publishes it in its cell.

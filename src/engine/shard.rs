@@ -17,19 +17,22 @@
 //!
 //! # What a timeout cancelled before its tick costs
 //!
-//! Registering pushes the entry onto the wheel's fresh list and cancelling
-//! unlinks it from there (`wheel/mod.rs`): no bucket, no bitmap, no
-//! overflow, unless a driver pass came in between and filed it (or the
-//! shard already held 64 unfiled entries: a burst is filed as it comes,
-//! so no pass has to file it all at once). What is
-//! left is one clock read (when the sleep is made), the sleep's reference
-//! to its shard (an atomic increment, and a decrement at its drop), the
-//! waker's clone and drop (two more, on tokio's task), and this shard's
-//! lock taken twice, uncontended (each thread has a shard of its own): four
-//! more. Those eight atomic read-modify-writes are most of the cost (about
-//! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from), and the
-//! lock's four are what safe Rust needs to hand a waker to another thread
-//! and take it back; see BENCHMARKS.md, "Round 6: lean registration".
+//! Registering pushes the entry onto the wheel's fresh list (`wheel/mod.rs`:
+//! no bucket, no bitmap, no overflow, unless a driver pass files it first, or
+//! the shard already holds 64 unfiled entries: a burst is filed as it comes,
+//! so no pass has to file it all at once) and publishes its key in a cancel
+//! cell; the sleep's drop cancels it there with one compare-and-swap and no
+//! lock (`cancel_cells.rs`), and the shard's next registration reclaims it
+//! under the lock it takes anyway, usually reusing its slot. The waker that
+//! entry held is kept for the thread's next registration of the same task
+//! (`spare.rs`), so a task arming timeouts in a loop stops cloning its own.
+//! What is left is one clock read (when the sleep is made), the sleep's
+//! reference to its shard (an atomic increment, and a decrement at its
+//! drop), this shard's lock taken once, uncontended (each thread has a
+//! shard of its own: two more), and the cancel's compare-and-swap: five
+//! atomic read-modify-writes where the first version of this path took
+//! eight. The lock's two are what safe Rust needs to hand a waker to the
+//! driver; see BENCHMARKS.md, "Round 6: lean registration".
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
@@ -86,23 +89,41 @@ impl Shard {
 
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
     /// A registration first reclaims what the shard's latest quick cancel
-    /// left (see `cancel_cells.rs`), whose slot it then usually reuses.
+    /// left (see `cancel_cells.rs`): registering in that entry itself while
+    /// it is unfiled, else cancelling it and registering as usual (usually in
+    /// its slot again).
     pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
         let mut waker = Some(spare::clone_of(waker));
-        let (outcome, reclaimed) = {
+        let (outcome, reclaimed, crowded) = {
             let mut wheel = self.lock();
-            let last = self.cells.take_last().and_then(|key| wheel.remove(key));
-            let outcome = wheel.insert(deadline_ns, &mut waker);
+            let mut crowded = Vec::new();
+            if wheel.fresh_is_full() {
+                let wheel = &mut *wheel;
+                self.cells
+                    .take_all_cancelled(|key| crowded.extend(wheel.remove(key)));
+            }
+            let (outcome, last) = match self.cells.take_last() {
+                None => (wheel.insert(deadline_ns, &mut waker), None),
+                Some(old) => match wheel.recycle(old, deadline_ns, &mut waker) {
+                    Some((outcome, old_waker)) => (outcome, Some(old_waker)),
+                    None => {
+                        let old_waker = wheel.remove(old);
+                        (wheel.insert(deadline_ns, &mut waker), old_waker)
+                    }
+                },
+            };
             let mut collided = None;
             if let Insert::Registered { tick, key } = outcome {
                 self.lower_due(tick);
                 collided = self.cells.publish(key).and_then(|key| wheel.remove(key));
             }
-            (outcome, [last, collided])
+            (outcome, [last, collided], crowded)
         };
         // Outside the lock: the refused waker, if the wheel refused it, and
-        // the reclaimed ones, kept for this thread's next registration.
+        // the reclaimed ones, the last kept for this thread's next
+        // registration.
         drop(waker);
+        drop_all(crowded);
         reclaimed.into_iter().flatten().for_each(spare::keep);
         if let Insert::Registered { tick, .. } = outcome {
             self.shared.registered(tick);
@@ -196,8 +217,10 @@ impl Shard {
         let outcome = {
             let mut wheel = self.lock();
             let outcome = wheel.reset(key, deadline_ns, unchecked);
-            if let Reset::Moved { tick } = outcome {
-                self.lower_due(tick);
+            match outcome {
+                Reset::Moved { tick } => self.lower_due(tick),
+                Reset::Elapsed(_) => self.cells.forget(key), // frees its cell
+                _ => {}
             }
             outcome
         };
@@ -533,6 +556,58 @@ mod tests {
         assert_eq!((a.entries(), a.pending()), (1, 1));
         assert!(a.cancel_quickly(second));
         assert!(!a.cancel_quickly(first), "a stale key never matches");
+    }
+
+    #[test]
+    fn a_quick_cancel_of_an_entry_a_reset_filed_is_reclaimed_by_cancelling_it() {
+        let (a, _) = two_shards();
+        let (wakes, waker) = counted();
+        let first = registered(&a, 5_000_000, &waker);
+        // A reset of an unfiled entry files it (in a bucket, out of the
+        // fresh list); its cell still holds it.
+        assert!(matches!(
+            a.reset(first, 3_000_000, false),
+            Reset::Moved { .. }
+        ));
+        assert!(a.cancel_quickly(first));
+        let (second_wakes, second_waker) = counted();
+        let second = registered(&a, 4_000_000, &second_waker);
+        assert_eq!((a.entries(), a.pending()), (1, 1));
+        assert_eq!(cancelled(&a), 1);
+        assert_eq!(pass(&a, 4), 1);
+        assert_eq!(wakes.load(Ordering::SeqCst), 0);
+        assert_eq!(second_wakes.load(Ordering::SeqCst), 1);
+        assert!(!a.is_live(second));
+    }
+
+    #[test]
+    fn a_registration_into_a_passed_tick_still_reclaims_the_last_quick_cancel() {
+        let (a, _) = two_shards();
+        let waker = Waker::noop();
+        assert_eq!(pass(&a, 3), 0);
+        let first = registered(&a, 9_000_000, waker);
+        assert!(a.cancel_quickly(first));
+        assert!(matches!(a.register(2_000_000, waker), Insert::Elapsed));
+        assert_eq!((a.entries(), a.pending()), (0, 0));
+        assert_eq!(cancelled(&a), 1);
+    }
+
+    #[test]
+    fn a_fresh_list_full_of_quick_cancels_is_reclaimed_by_the_next_registration() {
+        use crate::engine::cancel_cells::CELLS;
+        let (a, _) = two_shards();
+        let waker = Waker::noop();
+        let keys: Vec<Key> = (0..CELLS as u64)
+            .map(|i| registered(&a, (10 + i) * 1_000_000, waker))
+            .collect();
+        for &key in &keys {
+            assert!(a.cancel_quickly(key));
+        }
+        assert_eq!((a.entries(), a.pending()), (CELLS, 0));
+        let next = registered(&a, 99_000_000, waker);
+        assert_eq!((a.entries(), a.pending()), (1, 1), "all reclaimed");
+        assert!(a.cancel_quickly(next), "registered fresh, in its cell");
+        assert_eq!(cancelled(&a), CELLS as u64 + 1);
     }
 
     #[test]
