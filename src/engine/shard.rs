@@ -96,12 +96,11 @@ impl Shard {
         let mut waker = Some(spare::clone_of(waker));
         let (outcome, reclaimed, crowded) = {
             let mut wheel = self.lock();
-            let mut crowded = Vec::new();
-            if wheel.fresh_is_full() {
-                let wheel = &mut *wheel;
-                self.cells
-                    .take_all_cancelled(|key| crowded.extend(wheel.remove(key)));
-            }
+            let crowded = if wheel.fresh_is_full() {
+                self.reclaim_crowded(&mut wheel)
+            } else {
+                Vec::new()
+            };
             let (outcome, last) = match self.cells.take_last() {
                 None => (wheel.insert(deadline_ns, &mut waker), None),
                 Some(old) => match wheel.recycle(old, deadline_ns, &mut waker) {
@@ -123,12 +122,26 @@ impl Shard {
         // the reclaimed ones, the last kept for this thread's next
         // registration.
         drop(waker);
-        drop_all(crowded);
+        if !crowded.is_empty() {
+            drop_all(crowded);
+        }
         reclaimed.into_iter().flatten().for_each(spare::keep);
         if let Insert::Registered { tick, .. } = outcome {
             self.shared.registered(tick);
         }
         outcome
+    }
+
+    /// Under the lock, the fresh list full: reclaims every entry cancelled in
+    /// a cell, so cancelled entries never crowd new ones out of the list;
+    /// their wakers are returned to drop after the lock.
+    #[cold]
+    #[inline(never)]
+    fn reclaim_crowded(&self, wheel: &mut TimerWheel) -> Vec<Waker> {
+        let mut wakers = Vec::new();
+        self.cells
+            .take_all_cancelled(|key| wakers.extend(wheel.remove(key)));
+        wakers
     }
 
     /// Re-poll of a registered sleep: [`Polled::Pending`] while it is still
