@@ -40,6 +40,7 @@ impl Drop for Kept {
 
 /// Drops a kept waker, containing a panic of its `Drop`: it runs in a
 /// later cancel or in the thread's exit, neither of which asked for it.
+#[inline]
 fn drop_contained(waker: Option<Waker>) {
     if let Some(waker) = waker {
         unwind::run_contained(move || drop(waker));
