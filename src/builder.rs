@@ -157,9 +157,6 @@ impl Builder {
     /// At the limit, `try_*` methods return [`Error::is_at_capacity`] and the
     /// plain ones panic, as `Vec::push` does where `try_reserve` would fail.
     /// Each live sleep holds one unit of the budget from creation to drop.
-    /// The timer's entries are bounded by the limit plus 64 per shard: the
-    /// dropped sleeps whose entries wait, cancelled, for the shard's next
-    /// registration or driver pass to reclaim them.
     ///
     /// [`Error::is_at_capacity`]: crate::Error::is_at_capacity
     ///

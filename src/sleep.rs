@@ -537,10 +537,8 @@ impl Drop for Sleep {
         // code, and if that panics the unit must not leak.
         self.shard.shared.release();
         if let State::Registered(key) = self.state() {
-            // Without the lock if the entry is still in its cancel cell;
-            // otherwise under it, keeping the waker it gives back (after
-            // the lock) for this thread's next registration of the task.
-            if !self.has_fired() && !self.shard.cancel_quickly(key) {
+            if !self.has_fired() {
+                // The returned waker (if any) is dropped here, after the lock.
                 if let Some(waker) = self.shard.cancel(key) {
                     crate::engine::spare::keep(waker);
                 }

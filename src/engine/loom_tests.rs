@@ -317,17 +317,9 @@ fn loom_fresh_reset_earlier_racing_the_fire_completes_once() {
     });
 }
 
-/// What a `Sleep`'s drop does: skip the lock if the processed mark says it
-/// fired, else cancel in the entry's cancel cell, else under the lock.
-/// Whether it cancelled.
-fn drop_sleep(shard: &Shard, key: Key, tick: u64) -> bool {
-    !shard.has_fired(tick) && (shard.cancel_quickly(key) || shard.cancel(key).is_some())
-}
-
-/// A `Sleep`'s drop racing the pass that files and fires it: the task is
-/// woken exactly when the drop did not cancel it, and the slot is freed
-/// (by the drop, or by the pass that reclaims the cancelled cell; a later
-/// pass leaves nothing).
+/// A `Sleep`'s drop (skip the lock if the processed mark says it fired,
+/// else cancel) racing the pass that files and fires it: the task is woken
+/// exactly when the drop did not cancel it, and the slot is freed.
 #[test]
 fn loom_fresh_drop_racing_the_fire_wakes_or_cancels() {
     model(|| {
@@ -336,64 +328,11 @@ fn loom_fresh_drop_racing_the_fire_wakes_or_cancels() {
         let key = register(&shard, 1, &waker);
         drop(waker);
         let s2 = shard.clone();
-        let dropper = loom::thread::spawn(move || drop_sleep(&s2, key, 1));
+        let dropper = loom::thread::spawn(move || !s2.has_fired(1) && s2.cancel(key).is_some());
         driver_pass(&shard, 1);
         let cancelled = dropper.join().unwrap();
         assert_eq!(wakes(&count), usize::from(!cancelled));
         assert_eq!(shard.pending(), 0);
-        driver_pass(&shard, 2);
-        assert_eq!(shard.entries(), 0, "a cancelled entry was left behind");
-    });
-}
-
-/// A quick cancel (one compare-and-swap on the entry's cell) racing both
-/// a registration on the shard, which reclaims what the last quick cancel
-/// left, and the pass that empties the cells and fires: the cancelled
-/// sleep's task is woken exactly when its drop came too late, the new
-/// registration fires once, and nothing is left behind.
-#[test]
-fn loom_quick_cancel_racing_a_registration_and_the_pass_never_fires_it() {
-    model(|| {
-        let shard = shard(None);
-        let (first, first_waker) = counter();
-        let key = register(&shard, 1, &first_waker);
-        drop(first_waker);
-        let (s2, s3) = (shard.clone(), shard.clone());
-        let dropper = loom::thread::spawn(move || drop_sleep(&s2, key, 1));
-        let registrar = loom::thread::spawn(move || {
-            let (second, waker) = counter();
-            register(&s3, 2, &waker);
-            second
-        });
-        driver_pass(&shard, 1);
-        let cancelled = dropper.join().unwrap();
-        let second = registrar.join().unwrap();
-        assert_eq!(wakes(&first), usize::from(!cancelled));
-        assert_eq!(shard.pending(), 1, "the second registration");
-        driver_pass(&shard, 2);
-        assert_eq!(wakes(&second), 1);
-        assert_eq!(shard.entries(), 0, "a cancelled entry was left behind");
-    });
-}
-
-/// A quick cancel racing shutdown: the cancelled sleep's task is never
-/// woken by the drain (it is woken only if the drain came first), and the
-/// drain leaves nothing.
-#[test]
-fn loom_quick_cancel_racing_shutdown_is_never_woken_after_it() {
-    model(|| {
-        let shard = shard(None);
-        let (count, waker) = counter();
-        let key = register(&shard, 1, &waker);
-        drop(waker);
-        let s2 = shard.clone();
-        let dropper = loom::thread::spawn(move || drop_sleep(&s2, key, 1));
-        let mut out = Vec::new();
-        let panics = std::sync::atomic::AtomicU64::new(0);
-        shard.close_and_drain(&mut out, &panics);
-        let cancelled = dropper.join().unwrap();
-        assert_eq!(wakes(&count), usize::from(!cancelled));
-        assert_eq!(shard.entries(), 0);
     });
 }
 

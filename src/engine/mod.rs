@@ -6,7 +6,7 @@
 //!
 //! ```text
 //!  Sleep / Timeout / Interval / DelayQueue ...   (crate root and features)
-//!     |  register, reset, poll, cancel (one CAS)              ^ wake
+//!     |  register, reset, cancel, poll                        ^ wake
 //!     v                                                       |
 //!  shard: one wheel behind its own lock ----------> driver: passes (scan every
 //!     |  (kick: "arm for the target")       |       busy shard, wake outside the
@@ -22,10 +22,8 @@
 //! - [`state`]: the state behind a `Timer` handle, shared with the driver.
 //! - [`shard`]: one wheel behind its own lock, and the registration protocol.
 //! - [`shared`]: what every shard, the driver and every sleep can reach.
-//! - [`cancel_cells`]: a sleep's drop cancelling a recent registration with
-//!   one compare-and-swap, no lock; the lock's next holder reclaims it.
-//! - [`spare`]: the waker a thread last took back from a cancelled entry,
-//!   kept for that thread's next registration of the same task.
+//! - [`spare`]: the waker a thread's last cancel kept, for that thread's
+//!   next registration of the same task.
 //! - [`wheel`]: the hashed wheel (ring, overflow, slab), generic over what
 //!   it holds: a shard's wakers, or a `DelayQueue`'s items.
 //! - [`driver`]: the task that advances the wheels on tokio's clock.
@@ -44,7 +42,6 @@
 
 pub(crate) mod alarm;
 pub(crate) mod backstop;
-pub(crate) mod cancel_cells;
 pub(crate) mod clock;
 pub(crate) mod context;
 pub(crate) mod driver;

@@ -17,28 +17,24 @@
 //!
 //! # What a timeout cancelled before its tick costs
 //!
-//! Registering pushes the entry onto the wheel's fresh list (`wheel/mod.rs`:
-//! no bucket, no bitmap, no overflow, unless a driver pass files it first, or
-//! the shard already holds 64 unfiled entries: a burst is filed as it comes,
-//! so no pass has to file it all at once) and publishes its key in a cancel
-//! cell; the sleep's drop cancels it there with one compare-and-swap and no
-//! lock (`cancel_cells.rs`), and the shard's next registration reclaims it
-//! under the lock it takes anyway, usually reusing its slot. The waker that
-//! entry held is kept for the thread's next registration of the same task
-//! (`spare.rs`), so a task arming timeouts in a loop stops cloning its own.
-//! What is left is one clock read (when the sleep is made), the sleep's
-//! reference to its shard (an atomic increment, and a decrement at its
-//! drop), this shard's lock taken once, uncontended (each thread has a
-//! shard of its own: two more), and the cancel's compare-and-swap: five
-//! atomic read-modify-writes where the first version of this path took
-//! eight. The lock's two are what safe Rust needs to hand a waker to the
-//! driver; see BENCHMARKS.md, "Round 6: lean registration".
+//! Registering pushes the entry onto the wheel's fresh list and cancelling
+//! unlinks it from there (`wheel/mod.rs`): no bucket, no bitmap, no
+//! overflow, unless a driver pass came in between and filed it (or the
+//! shard already held 64 unfiled entries: a burst is filed as it comes,
+//! so no pass has to file it all at once). What is
+//! left is one clock read (when the sleep is made), the sleep's reference
+//! to its shard (an atomic increment, and a decrement at its drop), the
+//! waker's clone and drop (two more, on tokio's task), and this shard's
+//! lock taken twice, uncontended (each thread has a shard of its own): four
+//! more. Those eight atomic read-modify-writes are most of the cost (about
+//! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from), and the
+//! lock's four are what safe Rust needs to hand a waker to another thread
+//! and take it back; see BENCHMARKS.md, "Round 6: lean registration".
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
-use crate::engine::cancel_cells::CancelCells;
 use crate::engine::lateness::LatenessHistogram;
 use crate::engine::shared::Shared;
 use crate::engine::spare;
@@ -64,8 +60,6 @@ pub(crate) struct Shard {
     /// the lock; read without it by the driver's scan, which skips a shard
     /// with nothing due (see `Shard::due`).
     due: sync::AtomicU64,
-    /// Quick cancels of recent registrations, without the lock.
-    cells: CancelCells,
 }
 
 impl Shard {
@@ -73,7 +67,6 @@ impl Shard {
         Shard {
             processed: sync::AtomicU64::new(wheel.elapsed()),
             due: sync::AtomicU64::new(u64::MAX),
-            cells: CancelCells::new(),
             wheel: Mutex::new(wheel),
             shared,
         }
@@ -88,60 +81,21 @@ impl Shard {
     }
 
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
-    /// A registration first reclaims what the shard's latest quick cancel
-    /// left (see `cancel_cells.rs`): registering in that entry itself while
-    /// it is unfiled, else cancelling it and registering as usual (usually in
-    /// its slot again).
     pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
         let mut waker = Some(spare::clone_of(waker));
-        let (outcome, reclaimed, crowded) = {
+        let outcome = {
             let mut wheel = self.lock();
-            let crowded = if wheel.fresh_is_full() {
-                self.reclaim_crowded(&mut wheel)
-            } else {
-                Vec::new()
-            };
-            let (outcome, last) = match self.cells.take_last() {
-                None => (wheel.insert(deadline_ns, &mut waker), None),
-                Some(old) => match wheel.recycle(old, deadline_ns, &mut waker) {
-                    Some((outcome, old_waker)) => (outcome, Some(old_waker)),
-                    None => {
-                        let old_waker = wheel.remove(old);
-                        (wheel.insert(deadline_ns, &mut waker), old_waker)
-                    }
-                },
-            };
-            let mut collided = None;
-            if let Insert::Registered { tick, key } = outcome {
+            let outcome = wheel.insert(deadline_ns, &mut waker);
+            if let Insert::Registered { tick, .. } = outcome {
                 self.lower_due(tick);
-                collided = self.cells.publish(key).and_then(|key| wheel.remove(key));
             }
-            (outcome, [last, collided], crowded)
+            outcome
         };
-        // Outside the lock: the refused waker, if the wheel refused it, and
-        // the reclaimed ones, the last kept for this thread's next
-        // registration.
-        drop(waker);
-        if !crowded.is_empty() {
-            drop_all(crowded);
-        }
-        reclaimed.into_iter().flatten().for_each(spare::keep);
+        drop(waker); // still here if the wheel refused it: drop after the lock
         if let Insert::Registered { tick, .. } = outcome {
             self.shared.registered(tick);
         }
         outcome
-    }
-
-    /// Under the lock, the fresh list full: reclaims every entry cancelled in
-    /// a cell, so cancelled entries never crowd new ones out of the list;
-    /// their wakers are returned to drop after the lock.
-    #[cold]
-    #[inline(never)]
-    fn reclaim_crowded(&self, wheel: &mut TimerWheel) -> Vec<Waker> {
-        let mut wakers = Vec::new();
-        self.cells
-            .take_all_cancelled(|key| wakers.extend(wheel.remove(key)));
-        wakers
     }
 
     /// Re-poll of a registered sleep: [`Polled::Pending`] while it is still
@@ -194,25 +148,11 @@ impl Shard {
     /// for is gone: it is told (a sleep still alive then, the dropping one
     /// included, is looked for again once a second).
     pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
-        let waker = {
-            let mut wheel = self.lock();
-            self.cells.forget(key);
-            wheel.remove(key)
-        };
+        let waker = self.lock().remove(key);
         if waker.is_some() {
             self.removed_one();
         }
         waker
-    }
-
-    /// Cancels `key` without the lock if it is still in its cancel cell (see
-    /// `cancel_cells.rs`); `false`: [`Shard::cancel`] it instead.
-    pub(crate) fn cancel_quickly(&self, key: Key) -> bool {
-        let cancelled = self.cells.try_cancel(key);
-        if cancelled {
-            self.removed_one();
-        }
-        cancelled
     }
 
     /// An entry was removed outside a pass: an orphaned driver is told.
@@ -230,10 +170,8 @@ impl Shard {
         let outcome = {
             let mut wheel = self.lock();
             let outcome = wheel.reset(key, deadline_ns, unchecked);
-            match outcome {
-                Reset::Moved { tick } => self.lower_due(tick),
-                Reset::Elapsed(_) => self.cells.forget(key), // frees its cell
-                _ => {}
+            if let Reset::Moved { tick } = outcome {
+                self.lower_due(tick);
             }
             outcome
         };
@@ -284,16 +222,7 @@ impl Shard {
     }
 
     pub(crate) fn is_live(&self, key: Key) -> bool {
-        self.lock().is_live(key) && !self.cells.is_cancelled(key)
-    }
-
-    /// Under the lock: reclaims every entry cancelled in a cell and empties
-    /// the cells, so nothing cancelled fires; their wakers are returned to
-    /// drop after the lock.
-    fn reclaim_cancelled(&self, wheel: &mut TimerWheel) -> Vec<Waker> {
-        let mut wakers = Vec::new();
-        self.cells.empty(|key| wakers.extend(wheel.remove(key)));
-        wakers
+        self.lock().is_live(key)
     }
 
     /// Fires every entry due by `now_tick` (`now_ns`), waking their tasks in
@@ -311,9 +240,8 @@ impl Shard {
         let batch = Batch { wakers, panics };
         let mut fired = 0u64;
         loop {
-            let (step, pending, reclaimed) = {
+            let (step, pending) = {
                 let mut wheel = self.lock();
-                let reclaimed = self.reclaim_cancelled(&mut wheel);
                 let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
                 // Before the wakes below: a woken task reads it.
                 self.processed.store(wheel.elapsed(), Ordering::Release);
@@ -323,9 +251,8 @@ impl Shard {
                     Advance::BatchFull => 0, // not done: due now
                 };
                 self.due.store(due, Ordering::Relaxed);
-                (step, wheel.pending(), reclaimed)
+                (step, wheel.pending())
             };
-            drop_all(reclaimed);
             fired += batch.wakers.len() as u64;
             wake_all(batch.wakers, batch.panics);
             let next = match step {
@@ -345,41 +272,27 @@ impl Shard {
     /// registrations are refused), then wakes their tasks outside the lock,
     /// counting wakers that panic in `panics`. Returns how many were pending.
     pub(crate) fn close_and_drain(&self, wakers: &mut Vec<Waker>, panics: &AtomicU64) -> usize {
-        let (total, reclaimed) = {
-            let mut wheel = self.lock();
-            let reclaimed = self.reclaim_cancelled(&mut wheel);
-            (wheel.close_and_drain(wakers), reclaimed)
-        };
-        drop_all(reclaimed);
+        let total = self.lock().close_and_drain(wakers);
         wake_all(wakers, panics);
         total
     }
 
     /// The number of entries registered now.
     pub(crate) fn pending(&self) -> usize {
-        let wheel = self.lock();
-        wheel.pending() - self.cells.cancelled()
+        self.lock().pending()
     }
 
     /// Adds this shard's counters, entry storage and lateness to `tally`.
     pub(crate) fn tally_into(&self, tally: &mut Tally) {
         let wheel = self.lock();
         let c = wheel.counters();
-        let cancelled_in_cells = self.cells.cancelled();
-        tally.pending += wheel.pending() - cancelled_in_cells;
+        tally.pending += wheel.pending();
         tally.registered += c.registered;
         tally.fired += c.fired;
-        tally.cancelled += c.cancelled + cancelled_in_cells as u64;
+        tally.cancelled += c.cancelled;
         tally.migrated += c.migrated;
         tally.entry_bytes += wheel.entry_bytes();
         tally.lateness.merge(wheel.lateness());
-    }
-
-    /// Entries in the wheel, counting those cancelled in a cell and not
-    /// yet reclaimed (which [`Shard::pending`] leaves out).
-    #[cfg(test)]
-    pub(crate) fn entries(&self) -> usize {
-        self.lock().pending()
     }
 
     /// Holds this shard's lock until the result is dropped, for tests that
@@ -431,14 +344,6 @@ impl Drop for Batch<'_> {
 /// and does not stop the others, even if its panic payload panics again when
 /// dropped. Wakers are taken out one at a time, so whatever happens, every
 /// waker still in the vector stays there for the caller's guard to wake.
-/// Drops reclaimed wakers (of cancelled sleeps, never woken), containing
-/// a panic of their `Drop`: the caller is a pass or a shutdown.
-fn drop_all(wakers: Vec<Waker>) {
-    for waker in wakers {
-        unwind::run_contained(move || drop(waker));
-    }
-}
-
 fn wake_all(wakers: &mut Vec<Waker>, panics: &AtomicU64) {
     while let Some(waker) = wakers.pop() {
         if !unwind::run_contained(|| waker.wake()) {
@@ -503,175 +408,6 @@ mod tests {
 
     /// Whether the driver task was told to run a pass (consuming the
     /// notice).
-    /// A waker counting its wakes.
-    fn counted() -> (Arc<AtomicUsize>, Waker) {
-        struct Count(Arc<AtomicUsize>);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::SeqCst);
-            }
-        }
-        let count = Arc::new(AtomicUsize::new(0));
-        (count.clone(), Waker::from(Arc::new(Count(count))))
-    }
-
-    fn registered(shard: &Shard, deadline_ns: u64, waker: &Waker) -> Key {
-        match shard.register(deadline_ns, waker) {
-            Insert::Registered { key, .. } => key,
-            other => panic!("registration failed: {other:?}"),
-        }
-    }
-
-    fn pass(shard: &Shard, tick: u64) -> u64 {
-        let panics = AtomicU64::new(0);
-        shard
-            .advance(tick, tick * 1_000_000, &mut Vec::new(), &panics)
-            .fired
-    }
-
-    fn cancelled(shard: &Shard) -> u64 {
-        let mut tally = Tally::default();
-        shard.tally_into(&mut tally);
-        tally.cancelled
-    }
-
-    #[test]
-    fn a_quick_cancel_counts_at_once_and_its_entry_never_fires() {
-        let (a, _) = two_shards();
-        let (wakes, waker) = counted();
-        let key = registered(&a, 5_000_000, &waker);
-        assert!(a.cancel_quickly(key));
-        assert!(!a.cancel_quickly(key), "cancelled twice");
-        assert_eq!(a.pending(), 0);
-        assert!(!a.is_live(key));
-        assert_eq!(cancelled(&a), 1);
-        assert_eq!(
-            a.entries(),
-            1,
-            "its memory waits for a pass or a registration"
-        );
-        assert_eq!(pass(&a, 5), 0);
-        assert_eq!(wakes.load(Ordering::SeqCst), 0);
-        assert_eq!(a.entries(), 0);
-        assert_eq!(cancelled(&a), 1, "counted once, reclaimed or not");
-        assert!(a.cancel(key).is_none());
-    }
-
-    #[test]
-    fn the_next_registration_reclaims_the_last_quick_cancel_and_reuses_its_slot() {
-        let (a, _) = two_shards();
-        let waker = Waker::noop();
-        let first = registered(&a, 5_000_000, waker);
-        assert!(a.cancel_quickly(first));
-        let second = registered(&a, 6_000_000, waker);
-        assert_eq!(second.index, first.index);
-        assert_ne!(second.generation, first.generation);
-        assert_eq!((a.entries(), a.pending()), (1, 1));
-        assert!(a.cancel_quickly(second));
-        assert!(!a.cancel_quickly(first), "a stale key never matches");
-    }
-
-    #[test]
-    fn a_quick_cancel_of_an_entry_a_reset_filed_is_reclaimed_by_cancelling_it() {
-        let (a, _) = two_shards();
-        let (wakes, waker) = counted();
-        let first = registered(&a, 5_000_000, &waker);
-        // A reset of an unfiled entry files it (in a bucket, out of the
-        // fresh list); its cell still holds it.
-        assert!(matches!(
-            a.reset(first, 3_000_000, false),
-            Reset::Moved { .. }
-        ));
-        assert!(a.cancel_quickly(first));
-        let (second_wakes, second_waker) = counted();
-        let second = registered(&a, 4_000_000, &second_waker);
-        assert_eq!((a.entries(), a.pending()), (1, 1));
-        assert_eq!(cancelled(&a), 1);
-        assert_eq!(pass(&a, 4), 1);
-        assert_eq!(wakes.load(Ordering::SeqCst), 0);
-        assert_eq!(second_wakes.load(Ordering::SeqCst), 1);
-        assert!(!a.is_live(second));
-    }
-
-    #[test]
-    fn a_registration_into_a_passed_tick_still_reclaims_the_last_quick_cancel() {
-        let (a, _) = two_shards();
-        let waker = Waker::noop();
-        assert_eq!(pass(&a, 3), 0);
-        let first = registered(&a, 9_000_000, waker);
-        assert!(a.cancel_quickly(first));
-        assert!(matches!(a.register(2_000_000, waker), Insert::Elapsed));
-        assert_eq!((a.entries(), a.pending()), (0, 0));
-        assert_eq!(cancelled(&a), 1);
-    }
-
-    #[test]
-    fn a_fresh_list_full_of_quick_cancels_is_reclaimed_by_the_next_registration() {
-        use crate::engine::cancel_cells::CELLS;
-        let (a, _) = two_shards();
-        let waker = Waker::noop();
-        let keys: Vec<Key> = (0..CELLS as u64)
-            .map(|i| registered(&a, (10 + i) * 1_000_000, waker))
-            .collect();
-        for &key in &keys {
-            assert!(a.cancel_quickly(key));
-        }
-        assert_eq!((a.entries(), a.pending()), (CELLS, 0));
-        let next = registered(&a, 99_000_000, waker);
-        assert_eq!((a.entries(), a.pending()), (1, 1), "all reclaimed");
-        assert!(a.cancel_quickly(next), "registered fresh, in its cell");
-        assert_eq!(cancelled(&a), CELLS as u64 + 1);
-    }
-
-    #[test]
-    fn after_a_pass_empties_the_cells_a_cancel_takes_the_lock() {
-        let (a, _) = two_shards();
-        let (wakes, waker) = counted();
-        let key = registered(&a, 5_000_000, &waker);
-        assert_eq!(pass(&a, 1), 0, "filed, not due");
-        assert!(!a.cancel_quickly(key));
-        assert!(a.is_live(key));
-        assert!(a.cancel(key).is_some());
-        assert_eq!((a.entries(), a.pending()), (0, 0));
-        assert_eq!(pass(&a, 5), 0);
-        assert_eq!(wakes.load(Ordering::SeqCst), 0);
-    }
-
-    #[test]
-    fn an_entry_whose_cell_another_holds_is_cancelled_under_the_lock() {
-        use crate::engine::cancel_cells::CELLS;
-        let (a, _) = two_shards();
-        let waker = Waker::noop();
-        let keys: Vec<Key> = (0..=CELLS as u64)
-            .map(|i| registered(&a, (10 + i) * 1_000_000, waker))
-            .collect();
-        let (first, last) = (keys[0], keys[CELLS]);
-        assert_eq!(first.index as usize % CELLS, last.index as usize % CELLS);
-        assert!(!a.cancel_quickly(last), "its cell holds the first");
-        assert!(a.cancel(last).is_some());
-        assert!(a.cancel_quickly(first));
-        assert_eq!(a.pending(), CELLS - 1);
-        // A registration into a cell holding a cancelled entry reclaims it.
-        let again = registered(&a, 99_000_000, waker);
-        assert_eq!(again.index, first.index);
-        assert_eq!((a.entries(), a.pending()), (CELLS, CELLS));
-    }
-
-    #[test]
-    fn shutdown_never_wakes_a_quickly_cancelled_sleep() {
-        let (a, _) = two_shards();
-        let (wakes, waker) = counted();
-        let (kept, kept_waker) = counted();
-        let key = registered(&a, 5_000_000, &waker);
-        registered(&a, 6_000_000, &kept_waker);
-        assert!(a.cancel_quickly(key));
-        let panics = AtomicU64::new(0);
-        assert_eq!(a.close_and_drain(&mut Vec::new(), &panics), 1);
-        assert_eq!(wakes.load(Ordering::SeqCst), 0);
-        assert_eq!(kept.load(Ordering::SeqCst), 1);
-        assert_eq!(a.entries(), 0);
-    }
-
     fn noticed(shard: &Shard) -> bool {
         use crate::engine::notice::Reasons;
         shard
@@ -744,12 +480,6 @@ mod tests {
         let key = register(u64::MAX);
         assert!(a.cancel(key).is_some());
         assert!(noticed(&a), "orphaned, and an entry was removed");
-        let key = register(u64::MAX);
-        assert!(a.cancel_quickly(key));
-        assert!(
-            noticed(&a),
-            "orphaned, and an entry was cancelled in its cell"
-        );
     }
 
     /// Whatever number a thread drew, its index is a valid shard: with one

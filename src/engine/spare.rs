@@ -1,23 +1,22 @@
 //! One waker kept per thread for the next registration of the same task.
 //!
 //! Cloning a task's waker and dropping the clone are two atomic
-//! read-modify-writes on the task's reference count. A task that arms a
-//! timeout, gets its answer and cancels it usually arms the next one on the
-//! same thread: the waker of a cancelled entry, once the thread takes it
-//! back (the registration that reclaims the entry, see `cancel_cells.rs`, or
-//! a cancel under the lock), is kept here, and the next registration on the
-//! thread that would wake the same task ([`Waker::will_wake`]) takes it
-//! instead of cloning its own. A registration for another task clones as
-//! before and leaves the kept waker where it is.
+//! read-modify-writes on the task's reference count, two of the eight a
+//! registration and its cancel took. A task that arms a timeout, gets its
+//! answer and cancels it usually arms the next one on the same thread: the
+//! cancel keeps the waker it took back from the wheel here, and the next
+//! registration on the thread that would wake the same task
+//! ([`Waker::will_wake`]) takes it instead of cloning its own. A registration
+//! for another task clones as before and leaves the kept waker where it is.
 //!
 //! What it costs: each thread holds at most one waker it no longer needs,
-//! until another replaces it, a registration takes it, or the thread exits.
-//! That keeps the task's allocation alive that long (not its future, which a
-//! finished task has dropped). The clone and every drop run outside the
-//! timer's locks, as before; a kept waker's drop runs wherever another
-//! replaces it, or in the thread's exit, so a panic in it is contained there
-//! (a thread-local's destructor that panics aborts the process) and goes
-//! unreported.
+//! until a later cancel on the thread replaces it, a registration takes it,
+//! or the thread exits. That keeps the task's allocation alive that long
+//! (not its future, which a finished task has dropped). The clone and every
+//! drop run outside the timer's locks, as before; a kept waker's drop runs
+//! in whichever later cancel replaces it, or in the thread's exit, so a
+//! panic in it is contained there (a thread-local's destructor that panics
+//! aborts the process) and goes unreported.
 
 use std::cell::Cell;
 use std::task::Waker;
@@ -48,13 +47,8 @@ fn drop_contained(waker: Option<Waker>) {
 }
 
 /// A waker that wakes what `waker` wakes: the thread's kept one if it
-/// would, or a clone. (Under loom, whose threads share one thread-local and
-/// whose models must not keep a waker from one run into the next, always a
-/// clone.)
+/// would, or a clone.
 pub(crate) fn clone_of(waker: &Waker) -> Waker {
-    if cfg!(tickwheel_loom) {
-        return waker.clone();
-    }
     let kept = SPARE.try_with(|spare| match spare.0.take() {
         Some(kept) if kept.will_wake(waker) => Some(kept),
         other => {
@@ -72,9 +66,6 @@ pub(crate) fn clone_of(waker: &Waker) -> Waker {
 /// dropping the one kept before (or `waker` itself, on a thread that is
 /// exiting).
 pub(crate) fn keep(waker: Waker) {
-    if cfg!(tickwheel_loom) {
-        return drop(waker);
-    }
     let mut waker = Some(waker);
     let replaced = SPARE.try_with(|spare| spare.0.replace(waker.take()));
     drop_contained(replaced.unwrap_or(None));

@@ -471,23 +471,6 @@ impl<P> Slab<P> {
         (node, key)
     }
 
-    /// Gives the occupied slot at `index` its next key, as removing its node
-    /// and inserting one there would; `None` if its generation is the last
-    /// (the slot retires when its node is removed instead).
-    pub(crate) fn rekey(&mut self, index: u32) -> Option<Key> {
-        let (page, offset) = split(index);
-        let (slot, generation) = self.pages[page].slot_mut(offset);
-        debug_assert!(matches!(slot, Slot::Occupied(_)), "rekeying a vacant slot");
-        if *generation == u32::MAX {
-            return None;
-        }
-        *generation += 1;
-        Some(Key {
-            index,
-            generation: *generation,
-        })
-    }
-
     /// With no node left, releases every page but the first (a timer shard
     /// returns to one page after a burst). A slab of one page is left as it
     /// is, free list and all, so emptying a small shard (every time its last

@@ -180,45 +180,6 @@ impl TimerWheel {
         }
     }
 
-    /// Registers a task to wake at `deadline_ns` in the entry of `old`, a
-    /// cancelled entry still unfiled (see `cancel_cells.rs`): the same slot
-    /// and place in the fresh list, with a new key, deadline and waker (taken
-    /// out of `waker`), as cancelling `old` and inserting would leave it, in
-    /// a few writes. Returns the registration and `old`'s waker (to drop or
-    /// keep after the lock); `None`, having changed nothing, if `old` is gone
-    /// or filed, its slot's keys are spent, or `insert` would not register
-    /// the deadline unfiled (it has passed, or the timer is shut down).
-    pub(crate) fn recycle(
-        &mut self,
-        old: Key,
-        deadline_ns: u64,
-        waker: &mut Option<Waker>,
-    ) -> Option<(Insert, Waker)> {
-        let tick = self.wheel.tick_of(deadline_ns);
-        if self.shutdown || tick <= self.wheel.elapsed || waker.is_none() {
-            return None;
-        }
-        if !self.wheel.slab.get(old)?.is_due() {
-            return None; // filed by a reset since: cancel it as usual
-        }
-        let key = self.wheel.slab.rekey(old.index)?;
-        let deadline = Deadline::from_ns(deadline_ns);
-        let node = self.wheel.slab.at_mut(key.index);
-        let old_waker = std::mem::replace(&mut node.payload, waker.take()?);
-        node.deadline = deadline;
-        node.set_mark(false);
-        self.counters.cancelled += 1;
-        self.counters.registered += 1;
-        let reachable = self.wheel.reachable(deadline.ns());
-        let tick = if reachable { tick } else { u64::MAX };
-        Some((Insert::Registered { key, tick }, old_waker))
-    }
-
-    /// Whether the fresh list is full: a registration now would be filed.
-    pub(crate) fn fresh_is_full(&self) -> bool {
-        self.fresh >= FRESH_MAX
-    }
-
     /// Whether `key` is still registered (not yet fired or cancelled).
     pub(crate) fn is_live(&self, key: Key) -> bool {
         self.wheel.slab.get(key).is_some()
