@@ -538,7 +538,8 @@ impl Drop for Sleep {
         self.shard.shared.release();
         if let State::Registered(key) = self.state() {
             if !self.has_fired() {
-                // The returned waker (if any) is dropped here, after the lock.
+                // The returned waker (if any) is kept, after the lock, for
+                // this thread's next registration of the same task.
                 if let Some(waker) = self.shard.cancel(key) {
                     crate::engine::spare::keep(waker);
                 }

@@ -24,7 +24,8 @@
 //! so no pass has to file it all at once). What is
 //! left is one clock read (when the sleep is made), the sleep's reference
 //! to its shard (an atomic increment, and a decrement at its drop), the
-//! waker's clone and drop (two more, on tokio's task), and this shard's
+//! waker's clone and drop (two more, on tokio's task, unless the thread
+//! kept this task's waker from its last cancel: `spare.rs`), and this shard's
 //! lock taken twice, uncontended (each thread has a shard of its own): four
 //! more. Those eight atomic read-modify-writes are most of the cost (about
 //! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from), and the
