@@ -21,13 +21,13 @@
 //! unlinks it from there (`wheel/mod.rs`): no bucket, no bitmap, no
 //! overflow, unless a driver pass came in between and filed it (or the
 //! shard already held 64 unfiled entries: a burst is filed as it comes,
-//! so no pass has to file it all at once). What is
-//! left is one clock read (when the sleep is made), the sleep's reference
-//! to its shard (an atomic increment, and a decrement at its drop), the
-//! waker's clone and drop (two more, on tokio's task, unless the thread
-//! kept this task's waker from its last cancel: `spare.rs`), and this shard's
-//! lock taken twice, uncontended (each thread has a shard of its own): four
-//! more. Those eight atomic read-modify-writes are most of the cost (about
+//! so no pass has to file it all at once). What is left is one clock read
+//! (when the sleep is made), the sleep's reference to its shard (an atomic
+//! increment, and a decrement at its drop), the waker's clone and drop (two
+//! more, on tokio's task, unless the thread kept this task's waker from its
+//! last cancel: `spare.rs`), and this shard's lock taken twice, uncontended
+//! (each thread has a shard of its own): four more. Those eight atomic
+//! read-modify-writes (six with a kept waker) are most of the cost (about
 //! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from), and the
 //! lock's four are what safe Rust needs to hand a waker to another thread
 //! and take it back; see BENCHMARKS.md, "Round 6: lean registration".
