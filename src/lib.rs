@@ -126,9 +126,15 @@
 //!
 //! - **Shards.** The wheel is split into shards (by default two per worker
 //!   thread of the driver's runtime, rounded up to a power of two, at most 64;
-//!   see [`Builder::shards`]), each behind its own mutex. A thread always uses
+//!   see [`Builder::shards`]), each behind its own lock. A thread always uses
 //!   the same shard, so two workers registering and cancelling at once never
-//!   wait on each other.
+//!   wait on each other. The lock is the crate's own (its one `unsafe`
+//!   module besides a prefetch hint, under loom and valgrind in CI): taken
+//!   with a compare-and-swap and released with a plain store, one atomic
+//!   read-modify-write where `std::sync::Mutex` pays two, so a timeout armed
+//!   and cancelled pays two fewer. A thread that finds it taken (by the
+//!   driver's pass) spins, yields, then sleeps in steps of 10 µs to 1 ms
+//!   until it is free.
 //! - **Entries.** A registered timer is a 36-byte entry in its shard's slab
 //!   (fixed pages, reused through a free list), linked into its bucket by
 //!   index. A `Sleep` holds its entry's key and generation; dropping it unlinks
@@ -320,8 +326,8 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
     unreachable_pub
 )]
 // One module may opt out, with a `// SAFETY:` comment on each block:
-// `engine::prefetch`, a cache hint on a fired timer's task, which W9 showed
-// to pay (BENCHMARKS.md).
+// `engine::raw`, the shard's lock released with a store (W1, W2, W7) and a
+// cache hint on a fired timer's task (W9), each shown to pay in BENCHMARKS.md.
 #![deny(unsafe_code)]
 // docs.rs builds with `--cfg docsrs`: feature-gated items say which feature
 // they need.

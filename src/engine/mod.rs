@@ -36,7 +36,8 @@
 //! - [`lateness`]: the histogram each wheel records fired timers into.
 //! - [`tokio_compat`]: what the engine assumes of tokio beyond its
 //!   documented API, each assumption with the test that guards it.
-//! - [`prefetch`]: the cache hint for a fired timer's task (the only `unsafe`).
+//! - [`raw`]: the crate's `unsafe` code, all of it: the shard's lock,
+//!   released with a store, and the cache hint for a fired timer's task.
 //! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
 //!   panic containment for wakers, and diagnostics.
 
@@ -48,7 +49,7 @@ pub(crate) mod driver;
 pub(crate) mod lateness;
 pub(crate) mod notice;
 pub(crate) mod pass_lock;
-pub(crate) mod prefetch;
+pub(crate) mod raw;
 pub(crate) mod requests;
 pub(crate) mod shard;
 pub(crate) mod shared;

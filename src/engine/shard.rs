@@ -26,20 +26,22 @@
 //! increment, and a decrement at its drop), the waker's clone and drop (two
 //! more, on tokio's task, unless the thread kept this task's waker from its
 //! last cancel: `spare.rs`), and this shard's lock taken twice, uncontended
-//! (each thread has a shard of its own): four more. Those eight atomic
-//! read-modify-writes (six with a kept waker) are most of the cost (about
-//! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from), and the
-//! lock's four are what safe Rust needs to hand a waker to another thread
-//! and take it back; see BENCHMARKS.md, "Round 6: lean registration".
+//! (each thread has a shard of its own): a compare-and-swap each time, and
+//! a plain store to release it (`raw/lock.rs`). Those six atomic
+//! read-modify-writes (four with a kept waker) are most of the cost (about
+//! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from): what safe
+//! Rust, plus that lock, needs to hand a waker to another thread and take
+//! it back; see BENCHMARKS.md, "Round 6: lean registration".
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::task::Waker;
 
 use crate::engine::lateness::LatenessHistogram;
+use crate::engine::raw::lock::{WheelGuard, WheelLock};
 use crate::engine::shared::Shared;
 use crate::engine::spare;
-use crate::engine::sync::{self, Mutex, MutexGuard};
+use crate::engine::sync;
 use crate::engine::unwind;
 use crate::engine::wheel::{Advance, Insert, Key, Reset, TimerWheel, WakerCheck};
 
@@ -49,7 +51,7 @@ pub(crate) const WAKE_BATCH: usize = 64;
 #[derive(Debug)]
 #[repr(align(128))] // one shard's lock word never shares a cache line with another's
 pub(crate) struct Shard {
-    wheel: Mutex<TimerWheel>,
+    wheel: WheelLock<TimerWheel>,
     pub(crate) shared: Arc<Shared>,
     /// The wheel's processed mark ([`TimerWheel::elapsed`]), published by each
     /// advance before it wakes anyone: a woken sleep whose tick is at or
@@ -68,17 +70,17 @@ impl Shard {
         Shard {
             processed: sync::AtomicU64::new(wheel.elapsed()),
             due: sync::AtomicU64::new(u64::MAX),
-            wheel: Mutex::new(wheel),
+            wheel: WheelLock::new(wheel),
             shared,
         }
     }
 
     /// Locks the wheel. The wheel's invariants hold between its method calls,
-    /// so a panic elsewhere under the lock (a waker's `clone` panicking)
-    /// leaves it usable: poisoning is ignored rather than spread to every
-    /// later timer.
-    fn lock(&self) -> MutexGuard<'_, TimerWheel> {
-        self.wheel.lock().unwrap_or_else(PoisonError::into_inner)
+    /// so a panic under the lock leaves it usable: the lock does not poison
+    /// (`raw/lock.rs`), and the next operation goes on.
+    #[inline]
+    fn lock(&self) -> WheelGuard<'_, TimerWheel> {
+        self.wheel.lock()
     }
 
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.

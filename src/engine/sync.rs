@@ -3,9 +3,10 @@
 //! `RUSTFLAGS="--cfg tickwheel_loom"`) can swap in loom's checked versions.
 //!
 //! Only state that crosses between a `Sleep` and the driver, or between the
-//! driver's hook and its task, goes through here: the shard locks, the
-//! driver's wake-up target and shutdown flag, the capacity budget, the pass
-//! lock and the driver task's notice.
+//! driver's hook and its task, goes through here: the shard locks' flag
+//! (`raw/lock.rs`, which swaps in loom's cell itself), the driver's wake-up
+//! target and shutdown flag, the capacity budget, the pass lock and the
+//! driver task's notice.
 
 #[cfg(not(tickwheel_loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize};

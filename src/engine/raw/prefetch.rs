@@ -1,5 +1,4 @@
-//! A cache hint for the task a fired timer is about to wake: the crate's
-//! only `unsafe` code.
+//! A cache hint for the task a fired timer is about to wake.
 //!
 //! A task woken by its timer has usually been idle for as long as it slept,
 //! so its memory is cold: `Waker::wake` writes the task's state word (an
@@ -16,7 +15,6 @@
 //!
 //! The hint is `PREFETCHT0`, on x86 and x86_64; elsewhere it does nothing
 //! (`core::arch`'s prefetch hints for other targets are unstable).
-#![allow(unsafe_code)]
 
 use std::task::Waker;
 

@@ -1,0 +1,332 @@
+//! [`WheelLock`]: the lock around each shard's wheel, released with a plain
+//! store instead of a read-modify-write.
+//!
+//! Every registration and every cancel takes its shard's lock once, almost
+//! always uncontended (each thread registers in a shard of its own; the
+//! driver's pass is the only other party). `std::sync::Mutex` pays two
+//! atomic read-modify-writes for that, a compare-and-swap to take it and a
+//! swap to release it (the swap tells it whether a waiter sleeps on the
+//! futex). This lock pays one: it is taken with a compare-and-swap and
+//! released with a `Release` store, which is an ordinary `mov` on x86. For
+//! a timeout armed and cancelled before its tick that is two of its six
+//! read-modify-writes gone; W1, W2 and W7 measure what that saves
+//! (BENCHMARKS.md, "An unlocking store (fourth stop)").
+//!
+//! The price is the contended case: a releasing store cannot tell whether
+//! anyone waits, so nobody sleeps on the lock to be woken. A thread that
+//! finds it taken spins briefly, then yields its core a few times, then
+//! sleeps in steps that double from 10 µs up to 1 ms, looking again after
+//! each ([`Backoff`]). Holders never run user code (wakers are woken and
+//! dropped after the lock is released: `shard.rs`), so a hold is one wheel
+//! operation: microseconds, except when a pass moves a far lap of many
+//! entries into the ring or a shutdown drains a wheel. A registration
+//! that meets one of those waits for it to end plus at most one step of
+//! the backoff (1 ms at most), where a futex waiter would have been woken
+//! at once; it never waits without looking again, and it never spins
+//! longer than the spin and yield phases.
+//!
+//! It does not poison: the wheel's invariants hold between its method
+//! calls (the shard ignored `std`'s poisoning for that reason), so a panic
+//! under the lock (a failed `debug_assert!`) releases it in the guard's
+//! drop and leaves the wheel usable.
+//!
+//! Under `--cfg tickwheel_loom` the flag and the cell are loom's, and a
+//! waiter yields to loom's scheduler, so every loom model that takes a
+//! shard's lock checks this lock too; `loom_wheel_lock_*` check it alone.
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::Ordering;
+
+use crate::engine::sync::AtomicBool;
+
+#[cfg(not(tickwheel_loom))]
+use std::cell::UnsafeCell;
+
+#[cfg(tickwheel_loom)]
+use loom::cell::{MutPtr, UnsafeCell};
+
+/// A mutual-exclusion lock whose release is a store (see the module docs).
+pub(crate) struct WheelLock<T> {
+    locked: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the lock hands out access to `value` to one guard at a time (the
+// `locked` flag, taken by compare-and-swap), so sharing a `WheelLock` between
+// threads moves `T` between threads but never shares it: `T: Send` is what
+// that needs, as for `std::sync::Mutex`.
+unsafe impl<T: Send> Sync for WheelLock<T> {}
+// SAFETY: as above; sending the lock sends its `T`.
+unsafe impl<T: Send> Send for WheelLock<T> {}
+
+// A panic under the lock leaves `T` as the panicking code left it and the
+// lock released; the wheel keeps its invariants between method calls (see
+// the module docs), which is what `std`'s mutex, unwind safe by poisoning,
+// gave the shard, which ignored the poison.
+impl<T> std::panic::RefUnwindSafe for WheelLock<T> {}
+impl<T> std::panic::UnwindSafe for WheelLock<T> {}
+
+impl<T> WheelLock<T> {
+    pub(crate) fn new(value: T) -> Self {
+        WheelLock {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// Takes the lock, waiting for it if another thread holds it.
+    #[inline]
+    pub(crate) fn lock(&self) -> WheelGuard<'_, T> {
+        if !self.try_take() {
+            self.lock_contended();
+        }
+        WheelGuard::new(self)
+    }
+
+    #[inline]
+    fn try_take(&self) -> bool {
+        self.locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) {
+        let mut backoff = Backoff::default();
+        loop {
+            backoff.wait();
+            // Read before trying, so waiters do not keep the line exclusive.
+            if !self.locked.load(Ordering::Relaxed) && self.try_take() {
+                return;
+            }
+        }
+    }
+}
+
+impl<T> fmt::Debug for WheelLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WheelLock")
+            .field("locked", &self.locked.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Access to a [`WheelLock`]'s value; releases the lock when dropped.
+pub(crate) struct WheelGuard<'a, T> {
+    lock: &'a WheelLock<T>,
+    #[cfg(tickwheel_loom)]
+    ptr: MutPtr<T>,
+}
+
+impl<'a, T> WheelGuard<'a, T> {
+    /// Only [`WheelLock::lock`] makes one, after taking the flag.
+    fn new(lock: &'a WheelLock<T>) -> Self {
+        WheelGuard {
+            lock,
+            #[cfg(tickwheel_loom)]
+            ptr: lock.value.get_mut(),
+        }
+    }
+}
+
+impl<T> Deref for WheelGuard<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        #[cfg(not(tickwheel_loom))]
+        // SAFETY: this guard exists only while its thread holds the flag
+        // (taken with `Acquire` in `lock`, released with `Release` in the
+        // guard's drop), so no other reference to `value` exists; the
+        // returned reference borrows the guard, so it ends before the drop.
+        unsafe {
+            &*self.lock.value.get()
+        }
+        #[cfg(tickwheel_loom)]
+        // SAFETY: as above; loom's `MutPtr` also checks it.
+        unsafe {
+            self.ptr.deref()
+        }
+    }
+}
+
+impl<T> DerefMut for WheelGuard<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        #[cfg(not(tickwheel_loom))]
+        // SAFETY: as in `deref`, and `&mut self` makes this the guard's only
+        // borrow, so the `&mut T` is unique.
+        unsafe {
+            &mut *self.lock.value.get()
+        }
+        #[cfg(tickwheel_loom)]
+        // SAFETY: as above; loom's `MutPtr` also checks it.
+        unsafe {
+            self.ptr.deref()
+        }
+    }
+}
+
+impl<T> Drop for WheelGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.locked.store(false, Ordering::Release);
+    }
+}
+
+/// How a thread that found the lock taken waits before it looks again:
+/// spins, then yields, then sleeps in doubling steps (see the module docs).
+#[derive(Debug, Default)]
+struct Backoff {
+    step: u32,
+}
+
+#[cfg(not(tickwheel_loom))]
+impl Backoff {
+    const SPINS: u32 = 64;
+    const YIELDS: u32 = 16;
+    const FIRST_SLEEP_US: u64 = 10;
+    const LONGEST_SLEEP_US: u64 = 1_000;
+
+    /// The `n`-th sleep's length, in microseconds.
+    fn sleep_us(n: u32) -> u64 {
+        Self::FIRST_SLEEP_US
+            .checked_shl(n.min(16))
+            .unwrap_or(u64::MAX)
+            .min(Self::LONGEST_SLEEP_US)
+    }
+
+    fn wait(&mut self) {
+        let step = self.step;
+        self.step = step.saturating_add(1);
+        if step < Self::SPINS {
+            std::hint::spin_loop();
+        } else if step < Self::SPINS + Self::YIELDS {
+            std::thread::yield_now();
+        } else {
+            let us = Self::sleep_us(step - Self::SPINS - Self::YIELDS);
+            std::thread::sleep(std::time::Duration::from_micros(us));
+        }
+    }
+}
+
+#[cfg(tickwheel_loom)]
+impl Backoff {
+    /// Under loom, every wait is a yield to its scheduler.
+    fn wait(&mut self) {
+        self.step = self.step.saturating_add(1);
+        loom::thread::yield_now();
+    }
+}
+
+#[cfg(all(test, not(tickwheel_loom)))]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Runs `f` on a thread and fails if it has not returned within `limit`.
+    fn with_watchdog(limit: Duration, f: impl FnOnce() + Send + 'static) {
+        let (done, finished) = mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            f();
+            let _ = done.send(());
+        });
+        match finished.recv_timeout(limit) {
+            Ok(()) => worker.join().unwrap(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::panic::resume_unwind(worker.join().unwrap_err())
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for {limit:?}"),
+        }
+    }
+
+    #[test]
+    fn the_lock_is_send_and_sync_for_a_send_value_and_unwind_safe() {
+        fn assert_traits<T: Send + Sync + std::panic::RefUnwindSafe>() {}
+        assert_traits::<WheelLock<std::cell::Cell<u64>>>();
+        assert_traits::<WheelLock<Vec<std::task::Waker>>>();
+    }
+
+    /// Threads adding to a plain (non-atomic) counter under the lock lose
+    /// no update: each add reads and writes it in two steps, so two holders
+    /// at once would lose some. More threads than cores, so holders are
+    /// preempted and waiters reach the yield and sleep phases.
+    #[test]
+    fn contended_holders_exclude_each_other() {
+        const THREADS: u64 = 4;
+        const ADDS: u64 = 20_000;
+        with_watchdog(Duration::from_secs(60), || {
+            let lock = Arc::new(WheelLock::new(0u64));
+            let threads: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    let lock = Arc::clone(&lock);
+                    std::thread::spawn(move || {
+                        for i in 0..ADDS {
+                            let mut guard = lock.lock();
+                            let count = *guard;
+                            if i % 1_000 == 0 {
+                                std::thread::yield_now(); // a holder preempted
+                            }
+                            *guard = count + 1;
+                        }
+                    })
+                })
+                .collect();
+            for thread in threads {
+                thread.join().unwrap();
+            }
+            assert_eq!(*lock.lock(), THREADS * ADDS);
+        });
+    }
+
+    /// A waiter that reached the sleeping phase (the holder keeps the lock
+    /// for 50 ms, far past the spins and yields) still gets the lock once it
+    /// is released, and sees what the holder wrote.
+    #[test]
+    fn a_waiter_past_the_spins_gets_the_lock_after_a_long_hold() {
+        with_watchdog(Duration::from_secs(30), || {
+            let lock = Arc::new(WheelLock::new(0u32));
+            let mut guard = lock.lock();
+            let (started, waiting) = mpsc::channel();
+            let waiter = {
+                let lock = Arc::clone(&lock);
+                std::thread::spawn(move || {
+                    started.send(()).unwrap();
+                    *lock.lock()
+                })
+            };
+            waiting.recv().unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            *guard = 7;
+            drop(guard);
+            assert_eq!(waiter.join().unwrap(), 7);
+        });
+    }
+
+    /// A panic while the lock is held releases it (no poisoning): the next
+    /// `lock` succeeds and sees the value as the panicking code left it.
+    #[test]
+    fn a_panic_under_the_lock_releases_it() {
+        with_watchdog(Duration::from_secs(30), || {
+            let lock = WheelLock::new(1u32);
+            let caught = std::panic::catch_unwind(|| {
+                let mut guard = lock.lock();
+                *guard = 2;
+                panic!("under the lock");
+            });
+            assert!(caught.is_err());
+            assert_eq!(*lock.lock(), 2);
+        });
+    }
+
+    #[test]
+    fn the_backoff_sleeps_double_up_to_a_millisecond() {
+        let steps: Vec<u64> = (0..10).map(Backoff::sleep_us).collect();
+        assert_eq!(steps, [10, 20, 40, 80, 160, 320, 640, 1_000, 1_000, 1_000]);
+        assert_eq!(Backoff::sleep_us(u32::MAX), 1_000);
+    }
+}

@@ -1,0 +1,13 @@
+//! The crate's `unsafe` code, all of it, each block with a `// SAFETY:`
+//! comment; the rest of the crate is `deny(unsafe_code)`. Each piece is
+//! here because a benchmark showed it pays (BENCHMARKS.md), and CI runs
+//! its tests, and the tests that exercise it through real tokio tasks,
+//! under valgrind's memcheck; the lock is under loom too.
+//!
+//! - [`lock`]: the lock around each shard's wheel, released with a store
+//!   (W1, W2, W7: a timeout armed and cancelled).
+//! - [`prefetch`]: the cache hint for a fired timer's task (W9).
+#![allow(unsafe_code)]
+
+pub(crate) mod lock;
+pub(crate) mod prefetch;
