@@ -35,6 +35,7 @@
 //! shard's lock checks this lock too; `loom_wheel_lock_*` check it alone.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering;
 
@@ -116,8 +117,13 @@ impl<T> fmt::Debug for WheelLock<T> {
 /// Access to a [`WheelLock`]'s value; releases the lock when dropped.
 pub(crate) struct WheelGuard<'a, T> {
     lock: &'a WheelLock<T>,
+    /// The guard hands out `&T` through `&self`: sharing it between threads
+    /// must need `T: Sync`, as `&mut T` does (the reference to the lock
+    /// alone would only need `T: Send`, like `std`'s guard's marker).
+    _access: PhantomData<&'a mut T>,
+    /// loom's record of the access, ended before the flag is released.
     #[cfg(tickwheel_loom)]
-    ptr: MutPtr<T>,
+    ptr: Option<MutPtr<T>>,
 }
 
 impl<'a, T> WheelGuard<'a, T> {
@@ -125,9 +131,17 @@ impl<'a, T> WheelGuard<'a, T> {
     fn new(lock: &'a WheelLock<T>) -> Self {
         WheelGuard {
             lock,
+            _access: PhantomData,
             #[cfg(tickwheel_loom)]
-            ptr: lock.value.get_mut(),
+            ptr: Some(lock.value.get_mut()),
         }
+    }
+
+    #[cfg(tickwheel_loom)]
+    fn loom_ptr(&self) -> &MutPtr<T> {
+        self.ptr
+            .as_ref()
+            .expect("the access ends only in the guard's drop")
     }
 }
 
@@ -147,7 +161,7 @@ impl<T> Deref for WheelGuard<'_, T> {
         #[cfg(tickwheel_loom)]
         // SAFETY: as above; loom's `MutPtr` also checks it.
         unsafe {
-            self.ptr.deref()
+            self.loom_ptr().deref()
         }
     }
 }
@@ -164,7 +178,7 @@ impl<T> DerefMut for WheelGuard<'_, T> {
         #[cfg(tickwheel_loom)]
         // SAFETY: as above; loom's `MutPtr` also checks it.
         unsafe {
-            self.ptr.deref()
+            self.loom_ptr().deref()
         }
     }
 }
@@ -172,6 +186,8 @@ impl<T> DerefMut for WheelGuard<'_, T> {
 impl<T> Drop for WheelGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        #[cfg(tickwheel_loom)]
+        drop(self.ptr.take());
         self.lock.locked.store(false, Ordering::Release);
     }
 }
@@ -249,6 +265,25 @@ mod tests {
         fn assert_traits<T: Send + Sync + std::panic::RefUnwindSafe>() {}
         assert_traits::<WheelLock<std::cell::Cell<u64>>>();
         assert_traits::<WheelLock<Vec<std::task::Waker>>>();
+        // The guard shares `&T`, so it is `Sync` only for a `Sync` value.
+        fn assert_sync<T: Sync>() {}
+        assert_sync::<WheelGuard<'static, Vec<std::task::Waker>>>();
+    }
+
+    /// A guard of a value that is `Send` but not `Sync` (a `Cell`) is not
+    /// `Sync`: sharing it would share the `Cell`. Checked when compiling,
+    /// the way `static_assertions::assert_not_impl_any!` does it: if the
+    /// guard were `Sync`, both blanket impls would apply and the call below
+    /// would be ambiguous.
+    #[test]
+    fn a_guard_of_a_value_that_is_not_sync_is_not_sync() {
+        trait AmbiguousIfSync<A> {
+            fn some_item() {}
+        }
+        impl<T: ?Sized> AmbiguousIfSync<()> for T {}
+        struct Invalid;
+        impl<T: ?Sized + Sync> AmbiguousIfSync<Invalid> for T {}
+        <WheelGuard<'static, std::cell::Cell<u64>> as AmbiguousIfSync<_>>::some_item();
     }
 
     /// Threads adding to a plain (non-atomic) counter under the lock lose
