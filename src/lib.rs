@@ -127,14 +127,15 @@
 //! - **Shards.** The wheel is split into shards (by default two per worker
 //!   thread of the driver's runtime, rounded up to a power of two, at most 64;
 //!   see [`Builder::shards`]), each behind its own lock. A thread always uses
-//!   the same shard, so two workers registering and cancelling at once never
-//!   wait on each other. The lock is the crate's own (its one `unsafe`
+//!   the same shard, and threads are spread over the shards round-robin, so
+//!   two workers registering and cancelling at once do not wait on each
+//!   other. The lock is the crate's own (its one `unsafe`
 //!   module besides a prefetch hint, under loom and valgrind in CI): taken
 //!   with a compare-and-swap and released with a plain store, one atomic
 //!   read-modify-write where `std::sync::Mutex` pays two, so a timeout armed
 //!   and cancelled pays two fewer. A thread that finds it taken (by the
-//!   driver's pass) spins, yields, then sleeps in steps of 10 µs to 1 ms
-//!   until it is free.
+//!   driver's pass) spins, yields, then sleeps in steps of 10 µs to 1 ms,
+//!   looking again after each, until it is free.
 //! - **Entries.** A registered timer is a 36-byte entry in its shard's slab
 //!   (fixed pages, reused through a free list), linked into its bucket by
 //!   index. A `Sleep` holds its entry's key and generation; dropping it unlinks

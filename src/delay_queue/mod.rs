@@ -470,7 +470,7 @@ impl<T> DelayQueue<T> {
 
     #[track_caller]
     fn insert_offset(&mut self, value: T, offset: i64, due: bool) -> Key {
-        let Some(key) = self.wheel.slab_mut().insert(value, Deadline::new(offset)) else {
+        let Ok(key) = self.wheel.slab_mut().insert(value, Deadline::new(offset)) else {
             panic!(
                 "tickwheel: a DelayQueue holds {} items, the most it can address",
                 self.len()

@@ -25,12 +25,13 @@
 //! (when the sleep is made), the sleep's reference to its shard (an atomic
 //! increment, and a decrement at its drop), the waker's clone and drop (two
 //! more, on tokio's task, unless the thread kept this task's waker from its
-//! last cancel: `spare.rs`), and this shard's lock taken twice, uncontended
-//! (each thread has a shard of its own): a compare-and-swap each time, and
-//! a plain store to release it (`raw/lock.rs`). Those six atomic
-//! read-modify-writes (four with a kept waker) are most of the cost (about
-//! 7.5 ns each on the 2-core machine BENCHMARKS.md reports from): what safe
-//! Rust, plus that lock, needs to hand a waker to another thread and take
+//! last cancel: `spare.rs`), and this shard's lock taken twice, mostly
+//! uncontended (each thread usually has a shard of its own): a
+//! compare-and-swap each time, and a plain store to release it
+//! (`raw/lock.rs`). Those six atomic read-modify-writes (four with a kept
+//! waker) and some 750 instructions are the cost (removing two saved 4-8
+//! ns on the 2-core machine BENCHMARKS.md reports from): what safe Rust,
+//! plus that lock, needs to hand a waker to another thread and take
 //! it back; see BENCHMARKS.md, "Round 6: lean registration".
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -75,9 +76,9 @@ impl Shard {
         }
     }
 
-    /// Locks the wheel. The wheel's invariants hold between its method calls,
-    /// so a panic under the lock leaves it usable: the lock does not poison
-    /// (`raw/lock.rs`), and the next operation goes on.
+    /// Locks the wheel. The lock does not poison (`raw/lock.rs`): no user
+    /// code runs under it, so only a wheel's own debug assertion can panic
+    /// there.
     #[inline]
     fn lock(&self) -> WheelGuard<'_, TimerWheel> {
         self.wheel.lock()
@@ -460,6 +461,33 @@ mod tests {
         );
         assert!(!a.is_live(key));
         assert!(a.cancel(key).is_none(), "cancelled twice");
+    }
+
+    /// A registration the wheel refuses (every key in use) gets its clone
+    /// of the waker back from the wheel and drops it after the lock, as
+    /// every waker here: a waker's drop is executor code, which could use
+    /// this very shard. The wheel hands it back instead of dropping it
+    /// under the lock; the clone is gone once `register` returns.
+    #[test]
+    fn a_refused_registration_drops_its_waker_outside_the_lock() {
+        struct Task;
+        impl std::task::Wake for Task {
+            fn wake(self: Arc<Self>) {}
+        }
+        let (a, _) = two_shards();
+        a.lock().retire_every_key();
+        let task = Arc::new(Task);
+        let waker = Waker::from(Arc::clone(&task));
+        let mut clone = Some(waker.clone());
+        assert!(matches!(
+            a.lock().insert(5_000_000, &mut clone),
+            Insert::NoKeys
+        ));
+        assert!(clone.is_some(), "the wheel handed the waker back");
+        drop(clone);
+        assert_eq!(Arc::strong_count(&task), 2);
+        assert!(matches!(a.register(5_000_000, &waker), Insert::NoKeys));
+        assert_eq!(Arc::strong_count(&task), 2, "the clone was dropped");
     }
 
     /// A cancel nudges the driver only when no handle is left (the driver

@@ -2,8 +2,10 @@
 //! store instead of a read-modify-write.
 //!
 //! Every registration and every cancel takes its shard's lock once, almost
-//! always uncontended (each thread registers in a shard of its own; the
-//! driver's pass is the only other party). `std::sync::Mutex` pays two
+//! always uncontended (threads are spread over the shards round-robin, so
+//! each usually has one of its own unless there are more threads than
+//! shards; the driver's pass, and rarely the statistics and a shutdown, are
+//! the other parties). `std::sync::Mutex` pays two
 //! atomic read-modify-writes for that, a compare-and-swap to take it and a
 //! swap to release it (the swap tells it whether a waiter sleeps on the
 //! futex). This lock pays one: it is taken with a compare-and-swap and
@@ -16,19 +18,22 @@
 //! anyone waits, so nobody sleeps on the lock to be woken. A thread that
 //! finds it taken spins briefly, then yields its core a few times, then
 //! sleeps in steps that double from 10 µs up to 1 ms, looking again after
-//! each ([`Backoff`]). Holders never run user code (wakers are woken and
-//! dropped after the lock is released: `shard.rs`), so a hold is one wheel
-//! operation: microseconds, except when a pass moves a far lap of many
-//! entries into the ring or a shutdown drains a wheel. A registration
-//! that meets one of those waits for it to end plus at most one step of
-//! the backoff (1 ms at most), where a futex waiter would have been woken
-//! at once; it never waits without looking again, and it never spins
-//! longer than the spin and yield phases.
+//! each ([`Backoff`]). Holders never run user code (wakers are cloned
+//! before, and woken and dropped after, the lock: `shard.rs`), so a hold is
+//! one wheel operation: microseconds, except when a pass moves a far lap of
+//! many entries into the ring or a shutdown drains a wheel. A registration
+//! that meets one of those waits for it to end plus the backoff step it is
+//! in (up to 1 ms, and the operating system's timer slack), where a futex
+//! waiter would have been woken at once; the lock is not fair, so another
+//! thread may take it first, and the wait goes on. A waiter never spins
+//! longer than the spin and yield phases: after them it sleeps between
+//! looks.
 //!
-//! It does not poison: the wheel's invariants hold between its method
-//! calls (the shard ignored `std`'s poisoning for that reason), so a panic
-//! under the lock (a failed `debug_assert!`) releases it in the guard's
-//! drop and leaves the wheel usable.
+//! It does not poison (the shard ignored `std`'s poisoning before): a panic
+//! under it releases it in the guard's drop. No user code runs under it,
+//! so the only panics there are the wheel's own `debug_assert!`s, which
+//! find an internal bug and may leave that wheel inconsistent (in debug
+//! builds only: release builds have no such panics).
 //!
 //! Under `--cfg tickwheel_loom` the flag and the cell are loom's, and a
 //! waiter yields to loom's scheduler, so every loom model that takes a
@@ -153,8 +158,10 @@ impl<T> Deref for WheelGuard<'_, T> {
         #[cfg(not(tickwheel_loom))]
         // SAFETY: this guard exists only while its thread holds the flag
         // (taken with `Acquire` in `lock`, released with `Release` in the
-        // guard's drop), so no other reference to `value` exists; the
-        // returned reference borrows the guard, so it ends before the drop.
+        // guard's drop), so every reference to `value` comes through this
+        // guard, and a `&mut T` only through `deref_mut`'s `&mut self`,
+        // which excludes this `&self`; the returned reference borrows the
+        // guard, so it ends before the drop.
         unsafe {
             &*self.lock.value.get()
         }

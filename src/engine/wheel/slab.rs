@@ -370,12 +370,13 @@ impl<P> Slab<P> {
         true
     }
 
-    /// Stores an unlinked node; `None` if every index is in use or retired
-    /// (about a billion nodes).
+    /// Stores an unlinked node; hands the payload back if every index is in
+    /// use or retired (about a billion nodes), so a caller under a lock can
+    /// drop it (a waker: executor code) after releasing the lock.
     #[inline]
-    pub(crate) fn insert(&mut self, payload: P, deadline: Deadline) -> Option<Key> {
+    pub(crate) fn insert(&mut self, payload: P, deadline: Deadline) -> Result<Key, P> {
         if self.free == NIL && !self.grow() {
-            return None;
+            return Err(payload);
         }
         let index = self.free;
         let (page, offset) = split(index);
@@ -394,7 +395,7 @@ impl<P> Slab<P> {
         self.free = next_free;
         self.free_len -= 1;
         self.len += 1;
-        Some(Key { index, generation })
+        Ok(Key { index, generation })
     }
 
     /// The node behind `key`, or `None` if it was removed since.
@@ -659,6 +660,16 @@ impl<P> Slab<P> {
         self.first_generation
     }
 
+    /// Retires every page index of an empty slab, as if a billion nodes had
+    /// used up every key: the next insert is refused. (A page header each,
+    /// about 32 MB, instead of the nodes.)
+    pub(crate) fn retire_every_index(&mut self) {
+        assert_eq!(self.len, 0, "only an empty slab");
+        self.pages = (0..MAX_PAGES).map(|_| Page::released(u32::MAX)).collect();
+        self.free = NIL;
+        self.free_len = 0;
+    }
+
     /// Moves the vacant slot at `index` on to `generation`, as if it had
     /// been reused that many times.
     pub(crate) fn set_generation(&mut self, index: u32, generation: u32) {
@@ -730,7 +741,7 @@ mod tests {
             assert!(key.index < NIL, "index {} reaches NIL", key.index);
         }
         assert!(
-            slab.insert(0, d(1)).is_none(),
+            slab.insert(0, d(1)).is_err(),
             "grew the page that holds NIL"
         );
     }
@@ -1405,7 +1416,7 @@ mod tests {
         assert!(highest < MAX_KEY, "key {highest} names a Sleep state");
         assert_eq!(highest as usize, last_page * PAGE_LEN + PAGE_LEN - 1);
         assert!(
-            slab.insert(waker(), Deadline::from_ns(0)).is_none(),
+            slab.insert(waker(), Deadline::from_ns(0)).is_err(),
             "the next page passes the limit"
         );
         assert_eq!(slab.len(), PAGE_LEN);

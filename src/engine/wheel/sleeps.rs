@@ -122,6 +122,12 @@ impl TimerWheel {
         self.wheel.slab.len()
     }
 
+    /// Every key used up: the next insert answers [`Insert::NoKeys`].
+    #[cfg(test)]
+    pub(crate) fn retire_every_key(&mut self) {
+        self.wheel.slab.retire_every_index();
+    }
+
     pub(crate) fn counters(&self) -> Counters {
         self.counters
     }
@@ -160,8 +166,13 @@ impl TimerWheel {
             unreachable!("insert is given a waker");
         };
         let deadline = Deadline::from_ns(deadline_ns);
-        let Some(key) = self.wheel.slab.insert(taken, deadline) else {
-            return Insert::NoKeys;
+        let key = match self.wheel.slab.insert(taken, deadline) {
+            Ok(key) => key,
+            Err(taken) => {
+                // Back to the caller, which drops it after the lock.
+                *waker = Some(taken);
+                return Insert::NoKeys;
+            }
         };
         self.counters.registered += 1;
         if self.fresh < FRESH_MAX {
