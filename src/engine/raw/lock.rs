@@ -247,25 +247,10 @@ impl Backoff {
 #[cfg(all(test, not(tickwheel_loom)))]
 mod tests {
     use super::*;
+    use crate::engine::wheel::watchdog::Watchdog;
     use std::sync::mpsc;
     use std::sync::Arc;
     use std::time::Duration;
-
-    /// Runs `f` on a thread and fails if it has not returned within `limit`.
-    fn with_watchdog(limit: Duration, f: impl FnOnce() + Send + 'static) {
-        let (done, finished) = mpsc::channel();
-        let worker = std::thread::spawn(move || {
-            f();
-            let _ = done.send(());
-        });
-        match finished.recv_timeout(limit) {
-            Ok(()) => worker.join().unwrap(),
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                std::panic::resume_unwind(worker.join().unwrap_err())
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for {limit:?}"),
-        }
-    }
 
     #[test]
     fn the_lock_is_send_and_sync_for_a_send_value_and_unwind_safe() {
@@ -301,28 +286,27 @@ mod tests {
     fn contended_holders_exclude_each_other() {
         const THREADS: u64 = 4;
         const ADDS: u64 = 20_000;
-        with_watchdog(Duration::from_secs(60), || {
-            let lock = Arc::new(WheelLock::new(0u64));
-            let threads: Vec<_> = (0..THREADS)
-                .map(|_| {
-                    let lock = Arc::clone(&lock);
-                    std::thread::spawn(move || {
-                        for i in 0..ADDS {
-                            let mut guard = lock.lock();
-                            let count = *guard;
-                            if i % 1_000 == 0 {
-                                std::thread::yield_now(); // a holder preempted
-                            }
-                            *guard = count + 1;
+        let _watchdog = Watchdog::start();
+        let lock = Arc::new(WheelLock::new(0u64));
+        let threads: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let lock = Arc::clone(&lock);
+                std::thread::spawn(move || {
+                    for i in 0..ADDS {
+                        let mut guard = lock.lock();
+                        let count = *guard;
+                        if i % 1_000 == 0 {
+                            std::thread::yield_now(); // a holder preempted
                         }
-                    })
+                        *guard = count + 1;
+                    }
                 })
-                .collect();
-            for thread in threads {
-                thread.join().unwrap();
-            }
-            assert_eq!(*lock.lock(), THREADS * ADDS);
-        });
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(*lock.lock(), THREADS * ADDS);
     }
 
     /// A waiter that reached the sleeping phase (the holder keeps the lock
@@ -330,39 +314,37 @@ mod tests {
     /// is released, and sees what the holder wrote.
     #[test]
     fn a_waiter_past_the_spins_gets_the_lock_after_a_long_hold() {
-        with_watchdog(Duration::from_secs(30), || {
-            let lock = Arc::new(WheelLock::new(0u32));
-            let mut guard = lock.lock();
-            let (started, waiting) = mpsc::channel();
-            let waiter = {
-                let lock = Arc::clone(&lock);
-                std::thread::spawn(move || {
-                    started.send(()).unwrap();
-                    *lock.lock()
-                })
-            };
-            waiting.recv().unwrap();
-            std::thread::sleep(Duration::from_millis(50));
-            *guard = 7;
-            drop(guard);
-            assert_eq!(waiter.join().unwrap(), 7);
-        });
+        let _watchdog = Watchdog::start();
+        let lock = Arc::new(WheelLock::new(0u32));
+        let mut guard = lock.lock();
+        let (started, waiting) = mpsc::channel();
+        let waiter = {
+            let lock = Arc::clone(&lock);
+            std::thread::spawn(move || {
+                started.send(()).unwrap();
+                *lock.lock()
+            })
+        };
+        waiting.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        *guard = 7;
+        drop(guard);
+        assert_eq!(waiter.join().unwrap(), 7);
     }
 
     /// A panic while the lock is held releases it (no poisoning): the next
     /// `lock` succeeds and sees the value as the panicking code left it.
     #[test]
     fn a_panic_under_the_lock_releases_it() {
-        with_watchdog(Duration::from_secs(30), || {
-            let lock = WheelLock::new(1u32);
-            let caught = std::panic::catch_unwind(|| {
-                let mut guard = lock.lock();
-                *guard = 2;
-                panic!("under the lock");
-            });
-            assert!(caught.is_err());
-            assert_eq!(*lock.lock(), 2);
+        let _watchdog = Watchdog::start();
+        let lock = WheelLock::new(1u32);
+        let caught = std::panic::catch_unwind(|| {
+            let mut guard = lock.lock();
+            *guard = 2;
+            panic!("under the lock");
         });
+        assert!(caught.is_err());
+        assert_eq!(*lock.lock(), 2);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! A watchdog for the unit tests that drive a wheel by hand (the wheel's
-//! and the shard's own): a wheel that stops making progress (an `advance`
-//! that loops forever inside the wheel) must fail the run quickly, not hang
-//! it until an outer timeout.
+//! and the shard's own) or contend for its lock (`raw/lock.rs`): a wheel
+//! that stops making progress (an `advance` that loops forever inside the
+//! wheel, a lock never released) must fail the run quickly, not hang it
+//! until an outer timeout.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
