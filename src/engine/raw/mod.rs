@@ -6,7 +6,8 @@
 //!
 //! - [`lock`]: the lock around each shard's wheel, released with a store
 //!   (W1, W2, W7: a timeout armed and cancelled).
-//! - [`prefetch`]: the cache hint for a fired timer's task (W9).
+//! - [`prefetch`]: the cache hints for a fired timer's task (W9) and for a
+//!   bucket's next entries as it fires (W3).
 #![allow(unsafe_code)]
 
 pub(crate) mod lock;

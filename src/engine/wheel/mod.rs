@@ -14,6 +14,7 @@
 //!  | lap C half       | lap C+1 half|     later laps: BTreeMap<lap, head>
 //!  +----+----+-- .. --+----+-- .. --+     { C+2: a -> b,  C+9: c, C+900: d }
 //!  bitmap: one bit per non-empty bucket
+//!  a timer wheel's bucket: 1 list, 4 ("chains") once it held 32K nodes
 //!  never: deadlines the clock never reaches      due: (queues) known due
 //!  fresh: (timers) registered since the last advance, not yet filed
 //! ```
@@ -51,6 +52,15 @@
 //! ([`List`]), so any node unlinks in O(1) without a lookup of where it is,
 //! and when the head leaves, its successor inherits the name.
 //!
+//! **Chains.** A bucket is one list until a timer wheel grows big
+//! ([`Wheel::widen`], `sleeps.rs`): then each bucket has four, and a node
+//! is filed into the one its slab index picks. A list walk waits for each
+//! node's cache miss before it learns the next node's index; with 1M
+//! pending timers spread over a 36 MB slab, that wait was half of the CPU
+//! a fire took (W3). Firing takes one node from each chain in turn, hinting
+//! each chain's next node as it goes, so four misses are in flight at a
+//! time. A queue keeps one list per bucket (it takes one node at a time).
+//!
 //! **Moved later in place.** A node whose deadline moves later stays in the
 //! list it is in when it can ([`Wheel::extend`]): only its deadline changes,
 //! and when its list comes round, the node is filed again where its deadline
@@ -60,15 +70,16 @@
 //! bucket's (or lap's), never before; nodes in the `never` and `due` lists
 //! always sit where their deadline says.
 //!
-//! **Ties.** Every list but the queue's `due` list (kept in tick order,
-//! ties first in, first out) takes new nodes at its front, and comes out
-//! from its front: of nodes of one tick in one bucket, the latest linked
-//! comes out first. A far lap's list is reversed as it moves into the ring, so of the
-//! nodes linked into one far lap, the earliest comes out first; the fresh
-//! list is filed front first, so of the timer nodes it files into one
-//! bucket, the earliest registered comes out first. The timer fires a
-//! bucket in that order (nothing promises an order among ties); a queue's `peek` and `poll_expired` follow
-//! it one node at a time.
+//! **Ties.** Every list but the queue's `due` list (kept in tick order, ties
+//! first in, first out) takes new nodes at its front, and comes out from its
+//! front: of nodes of one tick in one bucket's list, the latest linked comes
+//! out first (a widened bucket's chains take turns). A far lap's list is
+//! reversed as it moves into the ring, so of the nodes linked into one far
+//! lap, the earliest comes out first; the fresh list is filed front first, so
+//! of the timer nodes it files into one bucket, the earliest registered comes
+//! out first. The timer fires a bucket in that order (nothing promises an
+//! order among ties); a queue's `peek` and `poll_expired` follow it one node
+//! at a time.
 //!
 //! The wheel knows nothing of locks, tasks or clocks: a shard wraps its
 //! `TimerWheel` in a mutex, a queue owns its wheel, and both tell it what
@@ -200,6 +211,11 @@ pub(crate) struct Wheel<P> {
     elapsed: u64,
     /// The ring's arithmetic (laps, buckets, move-in ticks).
     geometry: Ring,
+    /// Lists ("chains") per bucket, a power of two: a node is filed into
+    /// the one its slab index picks, so that firing a big bucket walks
+    /// several lists side by side ([`Wheel::widen`]). Chain `c` of bucket
+    /// `b` is `ring[b + c * buckets]`.
+    chains: u32,
     tick: TickDiv,
     /// The last tick the clock can ever reach: it saturates at `i64::MAX`
     /// nanoseconds since the origin.
@@ -229,10 +245,31 @@ impl<P> Wheel<P> {
             due_tail: NIL,
             elapsed,
             geometry,
+            chains: 1,
             tick: TickDiv::new(tick_ns),
             last_tick,
             last_ns: (last_tick * tick_ns).min(SATURATED - 1),
         }
+    }
+
+    /// Gives every bucket `chains` lists (a power of two, more than it
+    /// has). Nothing moves: chain 0 of each bucket keeps its place at the
+    /// front of the ring, and only nodes filed from now on spread over the
+    /// new chains.
+    pub(crate) fn widen(&mut self, chains: u32) {
+        debug_assert!(chains.is_power_of_two() && chains > self.chains);
+        if !self.ring.is_empty() {
+            let mut ring = std::mem::take(&mut self.ring).into_vec();
+            ring.resize(self.geometry.buckets() * chains as usize, NIL);
+            self.ring = ring.into_boxed_slice();
+        }
+        self.chains = chains;
+    }
+
+    /// Lists per bucket ([`Wheel::widen`]).
+    #[inline]
+    pub(crate) fn chains(&self) -> u32 {
+        self.chains
     }
 
     /// Rebuilds the wheel for `slots` ticks of `tick_ns` from `elapsed`,
@@ -299,6 +336,13 @@ impl<P> Wheel<P> {
         ns <= tick.saturating_mul(self.tick.ns()) && (ns < SATURATED || tick > self.last_tick)
     }
 
+    /// Whether every chain of `bucket` is empty.
+    #[inline]
+    pub(crate) fn bucket_is_empty(&self, bucket: usize) -> bool {
+        let buckets = self.geometry.buckets();
+        (0..self.chains as usize).all(|c| self.ring[bucket + c * buckets] == NIL)
+    }
+
     fn current_lap(&self) -> u64 {
         self.geometry.current_lap(self.elapsed)
     }
@@ -330,13 +374,11 @@ impl<P> Wheel<P> {
                 // Allocated on the first node it holds: a shard no thread
                 // registers on, or a queue never inserted into, costs no
                 // ring.
-                self.ring = vec![NIL; self.geometry.buckets()].into_boxed_slice();
+                let lists = self.geometry.buckets() * self.chains as usize;
+                self.ring = vec![NIL; lists].into_boxed_slice();
             }
-            (
-                &mut self.ring[bucket],
-                List::Bucket(bucket),
-                Placed::At(tick),
-            )
+            let chain = bucket + (index & (self.chains - 1)) as usize * self.geometry.buckets();
+            (&mut self.ring[chain], List::Bucket(chain), Placed::At(tick))
         } else {
             let lap = self.geometry.lap(tick);
             let low = (lap & LAP_MASK) as u32;
@@ -379,11 +421,14 @@ impl<P> Wheel<P> {
         }
         match List::named_by(prev) {
             None => self.slab.at_mut(prev).set_next(next),
-            Some(List::Bucket(bucket)) => {
-                debug_assert_eq!(self.ring[bucket], index);
-                self.ring[bucket] = next;
+            Some(List::Bucket(chain)) => {
+                debug_assert_eq!(self.ring[chain], index);
+                self.ring[chain] = next;
                 if next == NIL {
-                    self.occupied.clear(bucket);
+                    let bucket = chain % self.geometry.buckets();
+                    if self.bucket_is_empty(bucket) {
+                        self.occupied.clear(bucket);
+                    }
                 }
             }
             Some(List::Overflow(low)) => {

@@ -103,6 +103,17 @@ pub(crate) struct TimerWheel {
     lateness: LatenessHistogram,
 }
 
+/// Lists per ring bucket of a timer wheel that has held [`WIDEN_AT`]
+/// entries (see [`Wheel::widen`]).
+pub(super) const CHAINS: u32 = 4;
+
+/// Entries at which a shard's wheel widens its buckets to [`CHAINS`] lists:
+/// about a megabyte of entries, past what a core's own cache holds, where
+/// firing a bucket starts to wait on memory for each entry. The widened ring
+/// takes three times the memory of the single-chain one (192 KiB more at
+/// the default 8,192 slots), kept for the shard's life.
+pub(super) const WIDEN_AT: usize = 32 * 1024;
+
 impl TimerWheel {
     /// A wheel of `slots` ticks per revolution (a power of two), each
     /// `tick_ns` long.
@@ -184,6 +195,7 @@ impl TimerWheel {
             let tick = if reachable { tick } else { u64::MAX };
             return Insert::Registered { key, tick };
         }
+        self.widen_if_big();
         let placed = self.wheel.file(key.index, deadline.ns(), tick);
         Insert::Registered {
             key,
@@ -340,6 +352,13 @@ impl TimerWheel {
     /// the next call). An entry moved later in place is filed under its
     /// deadline's tick instead, unless that tick has come too (the driver
     /// is behind): then it fires here.
+    ///
+    /// A widened bucket's chains are walked side by side (see "Chains" in
+    /// `mod.rs`): each chain's next entry is hinted into the cache a round
+    /// before it is read. An entry left at a chain's head keeps the walk's
+    /// old `prev` until the walk stops; the names are written back then,
+    /// before the lock is released, so the walk writes into no entry it
+    /// has not reached.
     fn fire_bucket(
         &mut self,
         slot: usize,
@@ -351,42 +370,65 @@ impl TimerWheel {
         let wheel = &mut self.wheel;
         // Deadlines after this are in ticks after `now_tick`.
         let now_boundary = now_tick.saturating_mul(wheel.tick.ns());
-        let name = List::Bucket(slot).name();
+        let buckets = wheel.geometry.buckets();
+        // One node from each chain in turn: the chains' next nodes load side
+        // by side (each hinted a round before it is read), where one list
+        // would make every node's cache miss wait for the one before it.
         loop {
-            let head = wheel.ring[slot];
-            if head == NIL {
+            let mut left = false;
+            for c in 0..wheel.chains() as usize {
+                let chain = slot + c * buckets;
+                let head = wheel.ring[chain];
+                if head == NIL {
+                    continue;
+                }
+                if out.len() >= limit {
+                    // The chains' heads take their names back (the walk
+                    // skipped that write): a cancel unlinks by them.
+                    for c in 0..wheel.chains() as usize {
+                        let chain = slot + c * buckets;
+                        let head = wheel.ring[chain];
+                        if head != NIL {
+                            wheel.slab.at_mut(head).prev = List::Bucket(chain).name();
+                        }
+                    }
+                    return false;
+                }
+                let node = wheel.slab.at(head);
+                let (next, deadline) = (node.next(), node.deadline.ns());
+                wheel.ring[chain] = next;
+                if next != NIL {
+                    left = true;
+                    wheel.slab.prefetch(next);
+                }
+                if deadline > now_boundary {
+                    // Reset to a later deadline since it was linked here.
+                    wheel.file(head, deadline, wheel.tick_of(deadline));
+                    self.counters.migrated += 1;
+                    continue;
+                }
+                debug_assert!(
+                    deadline <= now_ns,
+                    "firing early: deadline {deadline} ns > now {now_ns} ns (slot {slot}, elapsed {})",
+                    wheel.elapsed
+                );
+                self.lateness.record_ns(now_ns.saturating_sub(deadline));
+                self.counters.fired += 1;
+                let (node, _) = wheel.slab.remove(head);
+                wheel.slab.release_if_empty();
+                let waker = node.payload;
+                // Its task is woken once the batch is full or the bucket done,
+                // after the lock is released: start loading it now.
+                prefetch::waker_target(&waker);
+                out.push(waker);
+            }
+            if !left {
+                // Every chain was taken to its end this round (a node
+                // moved later is filed in a later bucket, never this one).
+                debug_assert!(wheel.bucket_is_empty(slot));
                 wheel.occupied.clear(slot);
                 return true;
             }
-            if out.len() >= limit {
-                return false;
-            }
-            let node = wheel.slab.at(head);
-            let (next, deadline) = (node.next(), node.deadline.ns());
-            wheel.ring[slot] = next;
-            if next != NIL {
-                wheel.slab.at_mut(next).prev = name;
-            }
-            if deadline > now_boundary {
-                // Reset to a later deadline since it was linked here.
-                wheel.file(head, deadline, wheel.tick_of(deadline));
-                self.counters.migrated += 1;
-                continue;
-            }
-            debug_assert!(
-                deadline <= now_ns,
-                "firing early: deadline {deadline} ns > now {now_ns} ns (slot {slot}, elapsed {})",
-                wheel.elapsed
-            );
-            self.lateness.record_ns(now_ns.saturating_sub(deadline));
-            self.counters.fired += 1;
-            let (node, _) = wheel.slab.remove(head);
-            wheel.slab.release_if_empty();
-            let waker = node.payload;
-            // Its task is woken once the batch is full or the bucket done,
-            // after the lock is released: start loading it now.
-            prefetch::waker_target(&waker);
-            out.push(waker);
         }
     }
 
@@ -397,9 +439,12 @@ impl TimerWheel {
         self.shutdown = true;
         let before = self.wheel.slab.len();
         while let Some(slot) = self.wheel.occupied.next_set(0) {
-            let head = std::mem::replace(&mut self.wheel.ring[slot], NIL);
             self.wheel.occupied.clear(slot);
-            self.free_list(head, out);
+            for c in 0..self.wheel.chains() as usize {
+                let chain = slot + c * self.wheel.geometry.buckets();
+                let head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
+                self.free_list(head, out);
+            }
         }
         while let Some(head) = self.wheel.overflow.pop_first() {
             self.free_list(head, out);
@@ -416,8 +461,19 @@ impl TimerWheel {
 
     /// Files every entry of the fresh list where its deadline says.
     pub(super) fn file_fresh(&mut self) {
+        self.widen_if_big();
         self.wheel.file_fresh();
         self.fresh = 0;
+    }
+
+    /// Widens the buckets to [`CHAINS`] lists once the wheel holds
+    /// [`WIDEN_AT`] entries: checked where entries are filed (a burst files
+    /// as it registers, the rest are filed by the driver's pass).
+    #[inline]
+    fn widen_if_big(&mut self) {
+        if self.wheel.chains() < CHAINS && self.wheel.slab.len() >= WIDEN_AT {
+            self.wheel.widen(CHAINS);
+        }
     }
 
     /// Takes the node at `index` out of its list; `fresh` if it was in the

@@ -2,7 +2,7 @@
 //! (registrations, resets, cancels and advances against exact ticks), and a
 //! queue's [`Wheel`] taken out one node at a time.
 
-use super::sleeps::FRESH_MAX;
+use super::sleeps::{CHAINS, FRESH_MAX, WIDEN_AT};
 use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -878,4 +878,89 @@ fn a_burst_past_the_fresh_list_s_bound_is_filed_at_registration() {
     let mut fired = h.fired();
     fired.sort_unstable();
     assert_eq!(fired, (1..=100).collect::<Vec<_>>());
+}
+
+/// A widened wheel files each entry into the chain its slab index picks and
+/// fires a bucket one entry from each chain in turn. A batch that fills up
+/// mid-bucket leaves each chain's new head named as its list's head, so a
+/// cancel that unlinks a head afterwards (by that name) leaves the lists
+/// whole: every entry fires or is cancelled, once.
+#[test]
+fn a_bucket_of_several_chains_fires_in_batches_and_its_heads_unlink_between() {
+    let mut h = Harness::new(8);
+    h.wheel.wheel.widen(CHAINS);
+    let keys: Vec<Key> = (0..20).map(|i| h.insert(i, 30)).collect();
+    let chains: std::collections::HashSet<u32> = keys.iter().map(|k| k.index % CHAINS).collect();
+    assert_eq!(
+        chains.len(),
+        CHAINS as usize,
+        "the entries spread over every chain"
+    );
+    let mut out = Vec::new();
+    assert_eq!(h.wheel.advance(3, 30, &mut out, 6), Advance::BatchFull);
+    let first: Vec<usize> = {
+        out.drain(..).for_each(Waker::wake);
+        h.fired()
+    };
+    assert_eq!(first.len(), 6);
+    // Every entry left, heads of their chains among them, is cancelled but
+    // the ones with an even id.
+    let mut cancelled = Vec::new();
+    for (id, key) in keys.iter().enumerate() {
+        if !first.contains(&id) && id % 2 == 1 {
+            assert!(h.wheel.remove(*key).is_some(), "entry {id} still pending");
+            cancelled.push(id);
+        }
+    }
+    assert_eq!(h.advance_to(30), Advance::Idle);
+    let mut fired = first;
+    fired.extend(h.fired());
+    fired.extend(&cancelled);
+    fired.sort_unstable();
+    assert_eq!(fired, (0..20).collect::<Vec<_>>());
+    assert_eq!(h.wheel.pending(), 0);
+    assert!(h.wheel.wheel.occupied.next_set(0).is_none());
+}
+
+/// Widening moves nothing: entries filed before it stay in the first chain
+/// and fire with those filed after it, which spread over the new chains.
+#[test]
+fn widening_keeps_the_entries_already_filed() {
+    let mut h = Harness::new(8);
+    let before: Vec<Key> = (0..10).map(|i| h.insert(i, 40)).collect();
+    h.wheel.wheel.widen(CHAINS);
+    let after: Vec<Key> = (10..20).map(|i| h.insert(i, 40)).collect();
+    assert!(
+        h.wheel.remove(before[9]).is_some(),
+        "the first chain's head"
+    );
+    assert!(h.wheel.remove(after[0]).is_some());
+    assert_eq!(h.advance_to(39), Advance::Until(4));
+    assert!(h.fired().is_empty());
+    assert_eq!(h.advance_to(40), Advance::Idle);
+    let mut fired = h.fired();
+    fired.sort_unstable();
+    let expected: Vec<usize> = (0..20).filter(|&i| i != 9 && i != 10).collect();
+    assert_eq!(fired, expected);
+    assert!(h.wheel.wheel.occupied.next_set(0).is_none());
+}
+
+/// A wheel widens once it holds `WIDEN_AT` entries, whether a burst files
+/// them at registration or a pass files them; a smaller one stays at one
+/// chain. A drain at shutdown takes every chain's entries.
+#[test]
+fn a_wheel_widens_at_its_size_and_a_drain_takes_every_chain() {
+    let mut h = Harness::new(8);
+    for i in 0..WIDEN_AT - 1 {
+        h.insert_fresh(i, 30 + (i as u64 % 5) * TICK);
+    }
+    h.wheel.file_fresh();
+    assert_eq!(h.wheel.wheel.chains(), 1, "below the size");
+    h.insert_fresh(WIDEN_AT, 30);
+    h.wheel.file_fresh();
+    assert_eq!(h.wheel.wheel.chains(), CHAINS);
+    let mut out = Vec::new();
+    assert_eq!(h.wheel.close_and_drain(&mut out), WIDEN_AT);
+    assert_eq!(out.len(), WIDEN_AT);
+    assert_eq!(h.wheel.pending(), 0);
 }
