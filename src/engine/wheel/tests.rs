@@ -964,3 +964,121 @@ fn a_wheel_widens_at_its_size_and_a_drain_takes_every_chain() {
     assert_eq!(out.len(), WIDEN_AT);
     assert_eq!(h.wheel.pending(), 0);
 }
+
+/// Random registrations, cancels, resets (earlier, later, into the past)
+/// and advances in batches of 1-8 wakers, on a wheel of one chain and on a
+/// widened one, against a model of what must fire: after each advance,
+/// exactly the live entries whose tick has come, each once, none early.
+/// Deadlines reach past the ring (8 slots: 16 ticks) into the overflow,
+/// so far laps move into a widened ring too; a batch that fills mid-bucket
+/// is followed by a cancel of whatever entry the model names first, often a
+/// chain's head. A shutdown drain ends each case.
+mod widened_model {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A new entry this many nanoseconds after now.
+        Insert(u64),
+        /// Cancel the n-th entry ever made (if still live).
+        Remove(usize),
+        /// Move the n-th entry to this many nanoseconds after now (0: now).
+        Reset(usize, u64),
+        /// Move the clock this many nanoseconds, waking in batches of
+        /// `limit`.
+        Advance(u64, usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let ahead = prop_oneof![1u64..5 * TICK, 1u64..40 * TICK, 1u64..400 * TICK];
+        prop_oneof![
+            4 => ahead.clone().prop_map(Op::Insert),
+            1 => any::<usize>().prop_map(Op::Remove),
+            1 => (any::<usize>(), prop_oneof![Just(0u64), ahead]).prop_map(|(n, d)| Op::Reset(n, d)),
+            2 => (0u64..6 * TICK, 1usize..9).prop_map(|(d, l)| Op::Advance(d, l)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+        #[test]
+        fn a_wheel_fires_what_a_model_says_with_one_chain_or_several(
+            widened in any::<bool>(),
+            ops in proptest::collection::vec(op(), 1..300),
+        ) {
+            let mut h = Harness::new(8);
+            if widened {
+                h.wheel.wheel.widen(CHAINS);
+            }
+            let mut now = 0u64;
+            // id -> (key, deadline) of the live entries.
+            let mut live: BTreeMap<usize, (Key, u64)> = BTreeMap::new();
+            let mut made = 0usize;
+            for op in ops {
+                match op {
+                    Op::Insert(d) => {
+                        let key = h.insert_fresh(made, now + d);
+                        live.insert(made, (key, now + d));
+                        made += 1;
+                    }
+                    Op::Remove(n) => {
+                        if let Some((key, _)) = live.remove(&(n % made.max(1))) {
+                            prop_assert!(h.wheel.remove(key).is_some());
+                        }
+                    }
+                    Op::Reset(n, d) => {
+                        let id = n % made.max(1);
+                        if let Some(&(key, _)) = live.get(&id) {
+                            match h.wheel.reset(key, now + d, false) {
+                                Reset::Elapsed(_) => {
+                                    prop_assert!((now + d).div_ceil(TICK) <= now / TICK);
+                                    live.remove(&id);
+                                }
+                                Reset::Stale => prop_assert!(false, "a live entry is stale"),
+                                _ => {
+                                    live.insert(id, (key, now + d));
+                                }
+                            }
+                        }
+                    }
+                    Op::Advance(d, limit) => {
+                        now += d;
+                        let mut out = Vec::new();
+                        loop {
+                            let r = h.wheel.advance(now / TICK, now, &mut out, limit);
+                            out.drain(..).for_each(Waker::wake);
+                            if r != Advance::BatchFull {
+                                break;
+                            }
+                            // Mid-bucket: cancel one live entry, whichever it is.
+                            if let Some((&id, &(key, _))) = live.iter().next() {
+                                if !h.log.lock().unwrap().contains(&id) {
+                                    prop_assert!(h.wheel.remove(key).is_some());
+                                    live.remove(&id);
+                                }
+                            }
+                        }
+                        let mut fired = h.fired();
+                        fired.sort_unstable();
+                        let due: Vec<usize> = live
+                            .iter()
+                            .filter(|(_, (_, at))| at.div_ceil(TICK) <= now / TICK)
+                            .map(|(&id, _)| id)
+                            .collect();
+                        prop_assert_eq!(&fired, &due, "at {} ns", now);
+                        for id in fired {
+                            live.remove(&id);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(h.wheel.pending(), live.len());
+            // A shutdown drain hands back every live entry, every chain's.
+            let mut out = Vec::new();
+            prop_assert_eq!(h.wheel.close_and_drain(&mut out), live.len());
+            prop_assert_eq!(out.len(), live.len());
+        }
+    }
+}
