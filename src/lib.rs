@@ -130,7 +130,7 @@
 //!   the same shard, and threads are spread over the shards round-robin, so
 //!   two workers registering and cancelling at once do not wait on each
 //!   other. The lock is the crate's own (its one `unsafe`
-//!   module besides a prefetch hint, under loom and valgrind in CI): taken
+//!   module besides the prefetch hints, under loom and valgrind in CI): taken
 //!   with a compare-and-swap and released with a plain store, one atomic
 //!   read-modify-write where `std::sync::Mutex` pays two, so a timeout armed
 //!   and cancelled pays two fewer. A thread that finds it taken (by the
@@ -139,7 +139,11 @@
 //! - **Entries.** A registered timer is a 36-byte entry in its shard's slab
 //!   (fixed pages, reused through a free list), linked into its bucket by
 //!   index. A `Sleep` holds its entry's key and generation; dropping it unlinks
-//!   the entry in O(1) and frees the slot at once.
+//!   the entry in O(1) and frees the slot at once. Once a shard holds 32K
+//!   entries, each of its buckets is four lists, and firing a bucket walks
+//!   them side by side, loading each list's next entry ahead: with a
+//!   million entries spread over a 36 MB slab, one list made each entry's
+//!   cache miss wait for the one before it.
 //! - **Lazy registration.** A `Sleep` enters the wheel on its first poll, so a
 //!   timeout whose future is ready at once never touches it.
 //! - **Wakers kept for the same task.** A registration holds a clone of its
