@@ -54,7 +54,8 @@
 //!
 //! **Chains.** A bucket is one list until a timer wheel grows big
 //! ([`Wheel::widen`], `sleeps.rs`): then each bucket has four, and a node
-//! is filed into the one its slab index picks. A list walk waits for each
+//! is filed into the one its slab index picks, until the wheel next empties
+//! ([`Wheel::narrow`]). A list walk waits for each
 //! node's cache miss before it learns the next node's index; with 1M
 //! pending timers spread over a 36 MB slab, that wait was half of the CPU
 //! a fire took (W3). Firing takes one node from each chain in turn, hinting
@@ -255,7 +256,7 @@ impl<P> Wheel<P> {
     /// Gives every bucket `chains` lists (a power of two, more than it
     /// has). Nothing moves: chain 0 of each bucket keeps its place at the
     /// front of the ring, and only nodes filed from now on spread over the
-    /// new chains.
+    /// new chains. [`Wheel::narrow`] undoes it once the wheel is empty.
     pub(crate) fn widen(&mut self, chains: u32) {
         debug_assert!(chains.is_power_of_two() && chains > self.chains);
         if !self.ring.is_empty() {
@@ -264,6 +265,20 @@ impl<P> Wheel<P> {
             self.ring = ring.into_boxed_slice();
         }
         self.chains = chains;
+    }
+
+    /// Back to one list per bucket, with the ring's memory of the others
+    /// released; only when the wheel holds no node.
+    #[cold]
+    pub(crate) fn narrow(&mut self) {
+        debug_assert_eq!(self.slab.len(), 0, "narrowing a wheel with nodes");
+        if !self.ring.is_empty() {
+            let mut ring = std::mem::take(&mut self.ring).into_vec();
+            ring.truncate(self.geometry.buckets());
+            ring.shrink_to_fit();
+            self.ring = ring.into_boxed_slice();
+        }
+        self.chains = 1;
     }
 
     /// Lists per bucket ([`Wheel::widen`]).

@@ -103,6 +103,18 @@ pub(crate) struct TimerWheel {
     lateness: LatenessHistogram,
 }
 
+/// With no entry left, a wheel releases its slab's pages but the first and
+/// its chains but the first.
+#[inline]
+fn release_if_empty(wheel: &mut Wheel<Waker>) {
+    if wheel.slab.len() == 0 {
+        wheel.slab.release_if_empty();
+        if wheel.chains() > 1 {
+            wheel.narrow();
+        }
+    }
+}
+
 /// Lists per ring bucket of a timer wheel that has held [`WIDEN_AT`]
 /// entries (see [`Wheel::widen`]).
 pub(super) const CHAINS: u32 = 4;
@@ -110,8 +122,8 @@ pub(super) const CHAINS: u32 = 4;
 /// Entries at which a shard's wheel widens its buckets to [`CHAINS`] lists:
 /// about a megabyte of entries, past what a core's own cache holds, where
 /// firing a bucket starts to wait on memory for each entry. The widened ring
-/// takes three times the memory of the single-chain one (192 KiB more at
-/// the default 8,192 slots), kept for the shard's life.
+/// takes four times the memory of the single-chain one (192 KiB more at the
+/// default 8,192 slots), until the wheel next holds no entry.
 pub(super) const WIDEN_AT: usize = 32 * 1024;
 
 impl TimerWheel {
@@ -242,11 +254,12 @@ impl TimerWheel {
     }
 
     /// Frees the unlinked entry at `index` and returns its waker; a shard
-    /// left with no entry releases its pages but the first.
+    /// left with no entry releases its pages but the first, and its chains
+    /// but the first.
     #[inline]
     fn take(&mut self, index: u32) -> Waker {
         let (node, _) = self.wheel.slab.remove(index);
-        self.wheel.slab.release_if_empty();
+        release_if_empty(&mut self.wheel);
         node.payload
     }
 
@@ -414,8 +427,9 @@ impl TimerWheel {
                 );
                 self.lateness.record_ns(now_ns.saturating_sub(deadline));
                 self.counters.fired += 1;
+                // The chains are narrowed (if the wheel empties) once the
+                // walk is done, not under it.
                 let (node, _) = wheel.slab.remove(head);
-                wheel.slab.release_if_empty();
                 let waker = node.payload;
                 // Its task is woken once the batch is full or the bucket done,
                 // after the lock is released: start loading it now.
@@ -427,6 +441,7 @@ impl TimerWheel {
                 // moved later is filed in a later bucket, never this one).
                 debug_assert!(wheel.bucket_is_empty(slot));
                 wheel.occupied.clear(slot);
+                release_if_empty(wheel);
                 return true;
             }
         }
@@ -440,9 +455,18 @@ impl TimerWheel {
         let before = self.wheel.slab.len();
         while let Some(slot) = self.wheel.occupied.next_set(0) {
             self.wheel.occupied.clear(slot);
-            for c in 0..self.wheel.chains() as usize {
+            // Every chain's head first: freeing the last entry narrows the
+            // ring.
+            let mut heads = [NIL; CHAINS as usize];
+            for (c, head) in heads
+                .iter_mut()
+                .enumerate()
+                .take(self.wheel.chains() as usize)
+            {
                 let chain = slot + c * self.wheel.geometry.buckets();
-                let head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
+                *head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
+            }
+            for head in heads {
                 self.free_list(head, out);
             }
         }

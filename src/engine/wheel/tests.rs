@@ -963,6 +963,43 @@ fn a_wheel_widens_at_its_size_and_a_drain_takes_every_chain() {
     assert_eq!(h.wheel.close_and_drain(&mut out), WIDEN_AT);
     assert_eq!(out.len(), WIDEN_AT);
     assert_eq!(h.wheel.pending(), 0);
+    assert_eq!(h.wheel.wheel.chains(), 1, "emptied: narrowed");
+}
+
+/// A widened wheel narrows back to one chain, and its ring to one head a
+/// bucket, as soon as it holds no entry, whether its entries fired or were
+/// cancelled; it widens again at its size.
+#[test]
+fn a_widened_wheel_narrows_once_it_is_empty() {
+    let mut h = Harness::new(8);
+    let buckets = 16;
+    for round in 0..2 {
+        let keys: Vec<Key> = (0..WIDEN_AT)
+            .map(|i| h.insert_fresh(i, 10 * TICK * (round + 1) + (i as u64 % 7) * TICK))
+            .collect();
+        h.wheel.file_fresh();
+        assert_eq!(h.wheel.wheel.chains(), CHAINS);
+        assert_eq!(h.wheel.wheel.ring.len(), buckets * CHAINS as usize);
+        if round == 0 {
+            let mut now = 0;
+            while let Advance::Until(t) = h.advance_to(now) {
+                assert_eq!(h.wheel.wheel.chains(), CHAINS, "not empty yet");
+                now = t * TICK;
+            }
+            assert_eq!(h.fired().len(), WIDEN_AT);
+        } else {
+            for key in keys {
+                assert!(h.wheel.remove(key).is_some());
+            }
+        }
+        assert_eq!(h.wheel.pending(), 0);
+        assert_eq!(h.wheel.wheel.chains(), 1, "round {round}: narrowed");
+        assert_eq!(
+            h.wheel.wheel.ring.len(),
+            buckets,
+            "round {round}: one head a bucket"
+        );
+    }
 }
 
 /// Random registrations, cancels, resets (earlier, later, into the past)
