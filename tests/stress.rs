@@ -268,12 +268,23 @@ fn run(total: u64, peak: u64) {
     const PRODUCERS: u32 = 4;
 
     // Warm up: each worker's shard gets its first page, the runtime its
-    // queues; the baseline is taken once all of that has settled.
+    // queues; the baseline is taken once all of that has settled. Each
+    // task first meets the others at a barrier that blocks its worker, so
+    // the two run on different workers, whatever else the host is running
+    // (beside two spinning threads, the 8 tasks could all run on one
+    // worker, and the other worker's shard got its first page during the
+    // run instead, failing the exact check of the wheel's pages below).
     runtime.block_on(async {
+        let workers = runtime.metrics().num_workers();
+        let barrier = Arc::new(std::sync::Barrier::new(workers));
         let mut tasks = Vec::new();
-        for _ in 0..8 {
+        for i in 0..8 {
             let timer = timer.clone();
+            let barrier = (i < workers).then(|| barrier.clone());
             tasks.push(tokio::spawn(async move {
+                if let Some(barrier) = barrier {
+                    barrier.wait();
+                }
                 for _ in 0..200 {
                     timer.sleep(Duration::from_millis(1)).await;
                 }
