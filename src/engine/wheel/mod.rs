@@ -144,8 +144,8 @@ pub(crate) enum Placed {
 
 /// With [`OVERFLOW_BIT`] set, the low bits of a head's list name are the lap
 /// of an overflow list, modulo `2^30` ([`Wheel::lap_of`] recovers it);
-/// otherwise a bucket number (at most `2 * MAX_SLOTS`, far below the two
-/// codes here) or one of these.
+/// otherwise a ring index, a bucket's chain (below `2 * MAX_SLOTS * 4`,
+/// far below the codes here), or one of these.
 const OVERFLOW_BIT: u32 = 1 << 30;
 const NEVER: u32 = HEAD | (OVERFLOW_BIT - 1);
 const DUE: u32 = HEAD | (OVERFLOW_BIT - 2);
@@ -259,6 +259,20 @@ impl<P> Wheel<P> {
     /// new chains. [`Wheel::narrow`] undoes it once the wheel is empty.
     pub(crate) fn widen(&mut self, chains: u32) {
         debug_assert!(chains.is_power_of_two() && chains > self.chains);
+        self.set_chains(chains);
+    }
+
+    /// Back to one list per bucket, with the ring's memory of the others
+    /// released; only when the wheel holds no node.
+    #[cold]
+    pub(crate) fn narrow(&mut self) {
+        debug_assert_eq!(self.slab.len(), 0, "narrowing a wheel with nodes");
+        self.set_chains(1);
+    }
+
+    /// Resizes an allocated ring to `chains` lists a bucket (chain 0, at
+    /// the front, keeps its place; new chains start empty).
+    fn set_chains(&mut self, chains: u32) {
         if !self.ring.is_empty() {
             let mut ring = std::mem::take(&mut self.ring).into_vec();
             ring.resize(self.geometry.buckets() * chains as usize, NIL);
@@ -267,18 +281,10 @@ impl<P> Wheel<P> {
         self.chains = chains;
     }
 
-    /// Back to one list per bucket, with the ring's memory of the others
-    /// released; only when the wheel holds no node.
-    #[cold]
-    pub(crate) fn narrow(&mut self) {
-        debug_assert_eq!(self.slab.len(), 0, "narrowing a wheel with nodes");
-        if !self.ring.is_empty() {
-            let mut ring = std::mem::take(&mut self.ring).into_vec();
-            ring.truncate(self.geometry.buckets());
-            ring.shrink_to_fit();
-            self.ring = ring.into_boxed_slice();
-        }
-        self.chains = 1;
+    /// The ring index of chain `c` of `bucket`.
+    #[inline]
+    pub(crate) fn chain(&self, bucket: usize, c: usize) -> usize {
+        bucket + c * self.geometry.buckets()
     }
 
     /// Lists per bucket ([`Wheel::widen`]).
@@ -354,8 +360,7 @@ impl<P> Wheel<P> {
     /// Whether every chain of `bucket` is empty.
     #[inline]
     pub(crate) fn bucket_is_empty(&self, bucket: usize) -> bool {
-        let buckets = self.geometry.buckets();
-        (0..self.chains as usize).all(|c| self.ring[bucket + c * buckets] == NIL)
+        (0..self.chains as usize).all(|c| self.ring[self.chain(bucket, c)] == NIL)
     }
 
     fn current_lap(&self) -> u64 {
@@ -392,7 +397,7 @@ impl<P> Wheel<P> {
                 let lists = self.geometry.buckets() * self.chains as usize;
                 self.ring = vec![NIL; lists].into_boxed_slice();
             }
-            let chain = bucket + (index & (self.chains - 1)) as usize * self.geometry.buckets();
+            let chain = self.chain(bucket, (index & (self.chains - 1)) as usize);
             (&mut self.ring[chain], List::Bucket(chain), Placed::At(tick))
         } else {
             let lap = self.geometry.lap(tick);

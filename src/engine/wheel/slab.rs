@@ -434,8 +434,15 @@ impl<P> Slab<P> {
     #[inline]
     pub(crate) fn prefetch(&self, index: u32) {
         let (page, offset) = split(index);
-        if let Some(page) = self.pages.get(page) {
-            crate::engine::raw::prefetch::address(page.pairs.as_ptr().wrapping_add(offset / 2));
+        // The slot itself, not its pair: an odd slot starts 32 bytes into
+        // its 72-byte pair, often on the next cache line. Taking the
+        // references reads only the page's vector, not the slot.
+        let pair = self
+            .pages
+            .get(page)
+            .and_then(|page| page.pairs.get(offset / 2));
+        if let Some(pair) = pair {
+            crate::engine::raw::prefetch::address(&pair.slots[offset % 2]);
         }
     }
 

@@ -369,9 +369,11 @@ impl TimerWheel {
     /// A widened bucket's chains are walked side by side (see "Chains" in
     /// `mod.rs`): each chain's next entry is hinted into the cache a round
     /// before it is read. An entry left at a chain's head keeps the walk's
-    /// old `prev` until the walk stops; the names are written back then,
-    /// before the lock is released, so the walk writes into no entry it
-    /// has not reached.
+    /// old `prev` until the walk stops; the names are written back when a
+    /// batch fills, before the lock is released (a debug assertion that
+    /// panics mid-walk leaves them stale, as it may leave the wheel in any
+    /// state: `raw/lock.rs`). The walk itself writes into no entry it has
+    /// not reached.
     fn fire_bucket(
         &mut self,
         slot: usize,
@@ -383,14 +385,13 @@ impl TimerWheel {
         let wheel = &mut self.wheel;
         // Deadlines after this are in ticks after `now_tick`.
         let now_boundary = now_tick.saturating_mul(wheel.tick.ns());
-        let buckets = wheel.geometry.buckets();
         // One node from each chain in turn: the chains' next nodes load side
         // by side (each hinted a round before it is read), where one list
         // would make every node's cache miss wait for the one before it.
         loop {
             let mut left = false;
             for c in 0..wheel.chains() as usize {
-                let chain = slot + c * buckets;
+                let chain = wheel.chain(slot, c);
                 let head = wheel.ring[chain];
                 if head == NIL {
                     continue;
@@ -399,7 +400,7 @@ impl TimerWheel {
                     // The chains' heads take their names back (the walk
                     // skipped that write): a cancel unlinks by them.
                     for c in 0..wheel.chains() as usize {
-                        let chain = slot + c * buckets;
+                        let chain = wheel.chain(slot, c);
                         let head = wheel.ring[chain];
                         if head != NIL {
                             wheel.slab.at_mut(head).prev = List::Bucket(chain).name();
@@ -463,7 +464,7 @@ impl TimerWheel {
                 .enumerate()
                 .take(self.wheel.chains() as usize)
             {
-                let chain = slot + c * self.wheel.geometry.buckets();
+                let chain = self.wheel.chain(slot, c);
                 *head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
             }
             for head in heads {
