@@ -77,8 +77,8 @@
 //! out first (a widened bucket's chains take turns). A far lap's list is
 //! reversed as it moves into the ring, so of the nodes linked into one far
 //! lap, the earliest comes out first; the fresh list is filed front first, so
-//! of the timer nodes it files into one bucket, the earliest registered comes
-//! out first. The timer fires a bucket in that order (nothing promises an
+//! of the timer nodes it files into one bucket's list (one chain of a
+//! widened bucket), the earliest registered comes out first. The timer fires a bucket in that order (nothing promises an
 //! order among ties); a queue's `peek` and `poll_expired` follow it one node
 //! at a time.
 //!

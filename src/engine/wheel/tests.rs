@@ -92,6 +92,16 @@ impl Harness {
     fn fired(&self) -> Vec<usize> {
         std::mem::take(&mut *self.log.lock().unwrap())
     }
+    /// The keys of the entries heading a ring list (a bucket's chain).
+    fn ring_heads(&self) -> Vec<Key> {
+        let wheel = &self.wheel.wheel;
+        wheel
+            .ring
+            .iter()
+            .filter(|&&head| head != NIL)
+            .map(|&head| wheel.slab.key_at(head))
+            .collect()
+    }
 }
 
 #[test]
@@ -884,42 +894,79 @@ fn a_burst_past_the_fresh_list_s_bound_is_filed_at_registration() {
 /// fires a bucket one entry from each chain in turn. A batch that fills up
 /// mid-bucket leaves each chain's new head named as its list's head, so a
 /// cancel that unlinks a head afterwards (by that name) leaves the lists
-/// whole: every entry fires or is cancelled, once.
+/// whole: here every chain's head is cancelled after each full batch, then
+/// half of the rest. Every entry fires or is cancelled, once.
 #[test]
 fn a_bucket_of_several_chains_fires_in_batches_and_its_heads_unlink_between() {
     let mut h = Harness::new(8);
     h.wheel.wheel.widen(CHAINS);
-    let keys: Vec<Key> = (0..20).map(|i| h.insert(i, 30)).collect();
+    let keys: Vec<Key> = (0..24).map(|i| h.insert(i, 30)).collect();
     let chains: std::collections::HashSet<u32> = keys.iter().map(|k| k.index % CHAINS).collect();
     assert_eq!(
         chains.len(),
         CHAINS as usize,
         "the entries spread over every chain"
     );
-    let mut out = Vec::new();
-    assert_eq!(h.wheel.advance(3, 30, &mut out, 6), Advance::BatchFull);
-    let first: Vec<usize> = {
-        out.drain(..).for_each(Waker::wake);
-        h.fired()
-    };
-    assert_eq!(first.len(), 6);
-    // Every entry left, heads of their chains among them, is cancelled but
-    // the ones with an even id.
+    let id_of = |key: Key| keys.iter().position(|k| *k == key).unwrap();
+    let mut fired = Vec::new();
     let mut cancelled = Vec::new();
+    let mut out = Vec::new();
+    for batch in [6, 3] {
+        assert_eq!(h.wheel.advance(3, 30, &mut out, batch), Advance::BatchFull);
+        out.drain(..).for_each(Waker::wake);
+        let this = h.fired();
+        assert_eq!(this.len(), batch);
+        fired.extend(this);
+        let heads = h.ring_heads();
+        assert_eq!(heads.len(), CHAINS as usize, "every chain still has a head");
+        for head in heads {
+            assert!(h.wheel.remove(head).is_some(), "a head still pending");
+            cancelled.push(id_of(head));
+        }
+    }
     for (id, key) in keys.iter().enumerate() {
-        if !first.contains(&id) && id % 2 == 1 {
-            assert!(h.wheel.remove(*key).is_some(), "entry {id} still pending");
+        if h.wheel.is_live(*key) && id % 2 == 1 {
+            assert!(h.wheel.remove(*key).is_some());
             cancelled.push(id);
         }
     }
     assert_eq!(h.advance_to(30), Advance::Idle);
-    let mut fired = first;
     fired.extend(h.fired());
     fired.extend(&cancelled);
     fired.sort_unstable();
-    assert_eq!(fired, (0..20).collect::<Vec<_>>());
+    assert_eq!(fired, (0..24).collect::<Vec<_>>());
     assert_eq!(h.wheel.pending(), 0);
     assert!(h.wheel.wheel.occupied.next_set(0).is_none());
+}
+
+/// A burst that widens the wheel between two batches of a bucket's fire
+/// (the lock is let go between them): the rest of the bucket, in its one
+/// old chain, fires with the entries filed into its new chains since.
+#[test]
+fn a_wheel_widened_between_two_batches_of_a_bucket_fires_all_of_it() {
+    let mut h = Harness::new(8);
+    let first: Vec<Key> = (0..20).map(|i| h.insert(i, 30)).collect();
+    let mut out = Vec::new();
+    assert_eq!(h.wheel.advance(3, 30, &mut out, 6), Advance::BatchFull);
+    out.drain(..).for_each(Waker::wake);
+    let mut fired = h.fired();
+    assert_eq!(fired.len(), 6);
+    // Past the fresh list's bound, the burst is filed as it registers, and
+    // the wheel widens once it holds `WIDEN_AT` entries.
+    for i in 0..WIDEN_AT {
+        h.insert_fresh(1_000 + i, 30 + TICK * (1 + i as u64 % 4));
+    }
+    assert_eq!(h.wheel.wheel.chains(), CHAINS);
+    let late: Vec<Key> = (20..28).map(|i| h.insert_fresh(i, 30)).collect();
+    assert!(
+        late.iter().any(|k| k.index % CHAINS != 0),
+        "a new chain used"
+    );
+    assert_eq!(h.advance_to(30), Advance::Until(4));
+    fired.extend(h.fired());
+    fired.sort_unstable();
+    assert_eq!(fired, (0..28).collect::<Vec<_>>());
+    assert!(first.iter().chain(&late).all(|k| !h.wheel.is_live(*k)));
 }
 
 /// Widening moves nothing: entries filed before it stay in the first chain
@@ -946,19 +993,35 @@ fn widening_keeps_the_entries_already_filed() {
 }
 
 /// A wheel widens once it holds `WIDEN_AT` entries, whether a burst files
-/// them at registration or a pass files them; a smaller one stays at one
-/// chain. A drain at shutdown takes every chain's entries.
+/// them at registration (the fresh list full) or a pass files them (the
+/// fresh list never full); a smaller one stays at one chain. A drain at
+/// shutdown takes every chain's entries.
 #[test]
 fn a_wheel_widens_at_its_size_and_a_drain_takes_every_chain() {
+    // A burst: the registration that makes `WIDEN_AT` widens, no pass yet.
     let mut h = Harness::new(8);
     for i in 0..WIDEN_AT - 1 {
         h.insert_fresh(i, 30 + (i as u64 % 5) * TICK);
     }
-    h.wheel.file_fresh();
+    assert_eq!(h.wheel.fresh, FRESH_MAX);
     assert_eq!(h.wheel.wheel.chains(), 1, "below the size");
     h.insert_fresh(WIDEN_AT, 30);
+    assert_eq!(
+        h.wheel.wheel.chains(),
+        CHAINS,
+        "widened by the registration"
+    );
+    // Registrations that never fill the fresh list: the pass widens.
+    let mut h = Harness::new(8);
+    for i in 0..WIDEN_AT {
+        if h.wheel.fresh == FRESH_MAX - 1 {
+            h.wheel.file_fresh();
+        }
+        h.insert_fresh(i, 30 + (i as u64 % 5) * TICK);
+    }
+    assert_eq!(h.wheel.wheel.chains(), 1, "unfiled yet");
     h.wheel.file_fresh();
-    assert_eq!(h.wheel.wheel.chains(), CHAINS);
+    assert_eq!(h.wheel.wheel.chains(), CHAINS, "widened by the pass");
     let mut out = Vec::new();
     assert_eq!(h.wheel.close_and_drain(&mut out), WIDEN_AT);
     assert_eq!(out.len(), WIDEN_AT);
@@ -1008,8 +1071,8 @@ fn a_widened_wheel_narrows_once_it_is_empty() {
 /// exactly the live entries whose tick has come, each once, none early.
 /// Deadlines reach past the ring (8 slots: 16 ticks) into the overflow,
 /// so far laps move into a widened ring too; a batch that fills mid-bucket
-/// is followed by a cancel of whatever entry the model names first, often a
-/// chain's head. A shutdown drain ends each case.
+/// is followed by a cancel of a chain's head, or of whatever entry the
+/// model names first. A shutdown drain ends each case.
 mod widened_model {
     use super::*;
     use proptest::prelude::*;
@@ -1089,8 +1152,19 @@ mod widened_model {
                             if r != Advance::BatchFull {
                                 break;
                             }
-                            // Mid-bucket: cancel one live entry, whichever it is.
-                            if let Some((&id, &(key, _))) = live.iter().next() {
+                            // Mid-bucket: cancel a live entry, the earliest
+                            // that heads a ring list (a chain of the bucket
+                            // being fired, most often) when the limit is
+                            // even, else whichever the model names first.
+                            let heads = h.ring_heads();
+                            let pick = if limit % 2 == 0 {
+                                live.iter()
+                                    .filter(|(_, (key, _))| heads.contains(key))
+                                    .min_by_key(|(_, (_, at))| *at)
+                            } else {
+                                live.iter().next()
+                            };
+                            if let Some((&id, &(key, _))) = pick {
                                 if !h.log.lock().unwrap().contains(&id) {
                                     prop_assert!(h.wheel.remove(key).is_some());
                                     live.remove(&id);
