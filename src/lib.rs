@@ -371,13 +371,13 @@ pub mod tower;
 // live with it in `stream`, as tokio-stream keeps its adapters apart.
 pub use crate::builder::Builder;
 pub use crate::delay_queue::DelayQueue;
-pub use crate::engine::lateness::{LatenessBucket, LatenessHistogram};
 pub use crate::error::{BuildError, Elapsed, Error, TryCurrentError};
 pub use crate::interval::{Interval, MissedTickBehavior};
 pub use crate::retry::Retry;
 pub use crate::schedule::{PeriodicTask, RunError, RunOutcome, ScheduleEvery, ScheduledTask};
 pub use crate::sleep::Sleep;
 pub use crate::stats::{Lateness, Stats};
+pub use crate::stats::{LatenessBucket, LatenessHistogram};
 pub use crate::timeout::Timeout;
 pub use crate::timer::Timer;
 

@@ -1,6 +1,6 @@
 //! The engine: what turns deadlines into wake-ups. Nothing in here is public
-//! API (the lateness histogram's types are re-exported at the crate root as
-//! part of [`Stats`](crate::Stats)); the modules above it (`Timer`,
+//! API (the lateness histogram each wheel records into is `stats`'s); the
+//! modules above it (`Timer`,
 //! `Sleep`, `Timeout`, `Interval`, the features built on them) reach down into
 //! it, and it reaches up to none of them.
 //!
@@ -33,7 +33,6 @@
 //! - [`pass_lock`]: one driver pass at a time, run by whoever asks first.
 //! - [`notice`]: the one way to the driver task.
 //! - [`clock`], [`context`]: the timer's clock, and which runtime is current.
-//! - [`lateness`]: the histogram each wheel records fired timers into.
 //! - [`tokio_compat`]: what the engine assumes of tokio beyond its
 //!   documented API, each assumption with the test that guards it.
 //! - [`raw`]: the crate's `unsafe` code, all of it: the shard's lock,
@@ -46,7 +45,6 @@ pub(crate) mod backstop;
 pub(crate) mod clock;
 pub(crate) mod context;
 pub(crate) mod driver;
-pub(crate) mod lateness;
 pub(crate) mod notice;
 pub(crate) mod pass_lock;
 pub(crate) mod raw;

@@ -38,13 +38,13 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 
-use crate::engine::lateness::LatenessHistogram;
 use crate::engine::raw::lock::{WheelGuard, WheelLock};
 use crate::engine::shared::Shared;
 use crate::engine::spare;
 use crate::engine::sync;
 use crate::engine::unwind;
 use crate::engine::wheel::{Advance, Insert, Key, Reset, TimerWheel, WakerCheck};
+use crate::stats::LatenessHistogram;
 
 /// Wakers collected under a shard lock before it is released to wake them.
 pub(crate) const WAKE_BATCH: usize = 64;

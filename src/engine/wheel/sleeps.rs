@@ -7,8 +7,8 @@ use std::task::Waker;
 
 use super::slab::{Slab, NIL, PAGE_LEN};
 use super::{Deadline, Key, List, Placed, Wheel};
-use crate::engine::lateness::LatenessHistogram;
 use crate::engine::raw::prefetch;
+use crate::stats::LatenessHistogram;
 
 /// What happened to a registration attempt.
 #[derive(Debug)]

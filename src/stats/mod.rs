@@ -12,9 +12,12 @@ use std::ops::Sub;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::engine::lateness::LatenessHistogram;
 use crate::engine::shard::Tally;
 use crate::engine::state::Inner;
+
+mod lateness;
+
+pub use lateness::{LatenessBucket, LatenessHistogram};
 
 /// A snapshot of a timer's activity, from [`Timer::stats`](crate::Timer::stats).
 ///
