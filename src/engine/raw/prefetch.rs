@@ -34,6 +34,14 @@ use core::arch::x86_64 as arch;
 /// it is correct for any waker, whatever its data pointer is.
 #[inline]
 pub(crate) fn waker_target(waker: &Waker) {
+    address(waker.data());
+}
+
+/// Asks the CPU to start loading the cache line at `at`. A hint: it reads
+/// nothing the program can see and changes no state, so it is correct for
+/// any address.
+#[inline]
+pub(crate) fn address<T>(at: *const T) {
     #[cfg(any(
         target_arch = "x86_64",
         all(target_arch = "x86", target_feature = "sse")
@@ -45,32 +53,8 @@ pub(crate) fn waker_target(waker: &Waker) {
     // leaves every register and flag as it was, so no pointer value can make
     // it unsound.
     unsafe {
-        arch::_mm_prefetch::<{ arch::_MM_HINT_T0 }>(waker.data().cast());
-    }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "x86", target_feature = "sse")
-    )))]
-    let _ = waker;
-}
-
-/// Asks the CPU to start loading the cache line at `at`. A hint, as
-/// [`waker_target`]: correct for any address.
-#[inline]
-pub(crate) fn address<T>(at: *const T) {
-    #[cfg(any(
-        target_arch = "x86_64",
-        all(target_arch = "x86", target_feature = "sse")
-    ))]
-    // SAFETY: as in `waker_target`: a prefetch never faults and changes no
-    // state the program can see, whatever the address.
-    unsafe {
         arch::_mm_prefetch::<{ arch::_MM_HINT_T0 }>(at.cast());
     }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "x86", target_feature = "sse")
-    )))]
     let _ = at;
 }
 
