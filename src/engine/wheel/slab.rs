@@ -224,23 +224,10 @@ impl<P> Page<P> {
         self.pairs.len() * 2
     }
 
-    /// Releases the page's memory, raising its floor above every generation
-    /// it handed out (saturating, which retires the page, near the top).
-    fn release(&mut self) {
-        let highest = self
-            .pairs
-            .iter()
-            .flat_map(|pair| pair.generations)
-            .max()
-            .unwrap_or(self.floor);
-        *self = Page::released(highest.saturating_add(1).max(self.floor));
-    }
-
     /// Drops the pairs after the last one holding a node or a retired slot
-    /// (kept so that its last key is never handed out again), raising the
-    /// floor above every generation dropped. Returns `true` if it dropped
-    /// any. Only the first page is ever shorter than [`PAGE_LEN`], so only
-    /// it is trimmed.
+    /// (kept so that its last key is never handed out again). Returns
+    /// `true` if it dropped any. Only the first page is ever shorter than
+    /// [`PAGE_LEN`], so only it is trimmed.
     fn trim(&mut self) -> bool {
         let keep = self
             .pairs
@@ -255,16 +242,22 @@ impl<P> Page<P> {
         if keep == self.pairs.len() {
             return false;
         }
-        // Below u32::MAX: the retired slots are kept.
+        self.release(keep);
+        true
+    }
+
+    /// Releases the memory of the pairs from `keep` on (every pair for 0),
+    /// raising the floor above every generation they handed out
+    /// (saturating, which retires the page, near the top).
+    fn release(&mut self, keep: usize) {
         let highest = self.pairs[keep..]
             .iter()
             .flat_map(|pair| pair.generations)
             .max()
             .unwrap_or(self.floor);
-        self.floor = self.floor.max(highest + 1);
+        self.floor = self.floor.max(highest.saturating_add(1));
         self.pairs.truncate(keep);
         self.pairs.shrink_to_fit();
-        true
     }
 
     #[inline]
@@ -496,20 +489,8 @@ impl<P> Slab<P> {
     #[inline]
     pub(crate) fn release_if_empty(&mut self) {
         if self.len == 0 && self.allocated > 1 {
-            self.release_all_but_first();
+            self.release_pages(1, true);
         }
-    }
-
-    #[cold]
-    fn release_all_but_first(&mut self) {
-        debug_assert_eq!(self.len, 0, "releasing pages with live nodes");
-        for page in self.pages.iter_mut().skip(1) {
-            if !page.pairs.is_empty() {
-                page.release();
-                self.allocated -= 1;
-            }
-        }
-        self.rebuild_free_list();
     }
 
     /// Removes every node, keeping the pages (as `Vec::clear` keeps its
@@ -536,8 +517,15 @@ impl<P> Slab<P> {
     /// size, is also trimmed to its last node when it is reached. Nodes
     /// never move, so every key stays valid.
     pub(crate) fn release_empty_pages(&mut self, anywhere: bool) {
+        self.release_pages(0, anywhere);
+    }
+
+    /// [`release_empty_pages`](Slab::release_empty_pages) over the pages
+    /// from `first` on.
+    #[cold]
+    fn release_pages(&mut self, first: usize, anywhere: bool) {
         let mut released = false;
-        for (index, page) in self.pages.iter_mut().enumerate().rev() {
+        for (index, page) in self.pages.iter_mut().enumerate().skip(first).rev() {
             if page.used != 0 {
                 if index == 0 {
                     released |= page.trim();
@@ -550,7 +538,7 @@ impl<P> Slab<P> {
             if page.pairs.is_empty() {
                 continue;
             }
-            page.release();
+            page.release(0);
             self.allocated -= 1;
             released = true;
         }
@@ -564,27 +552,24 @@ impl<P> Slab<P> {
     /// Threads the free list through every vacant, unretired slot, lowest
     /// index first (so reuse stays in the lowest pages).
     fn rebuild_free_list(&mut self) {
-        let mut free = Vec::new();
-        for (page_index, page) in self.pages.iter_mut().enumerate() {
+        (self.free, self.free_len) = (NIL, 0);
+        for (page_index, page) in self.pages.iter_mut().enumerate().rev() {
             let base = (page_index << PAGE_SHIFT) as u32;
-            for (offset, (slot, generation)) in page.slots_mut().enumerate() {
-                if let Slot::Vacant { next_free } = slot {
-                    *next_free = NIL;
+            for (pair_index, pair) in page.pairs.iter_mut().enumerate().rev() {
+                for side in [1, 0] {
                     // A slot at the last generation is retired.
-                    if *generation != u32::MAX {
-                        free.push(base + offset as u32);
+                    if let Slot::Vacant { next_free } = &mut pair.slots[side] {
+                        if pair.generations[side] != u32::MAX {
+                            *next_free = std::mem::replace(
+                                &mut self.free,
+                                base + (2 * pair_index + side) as u32,
+                            );
+                            self.free_len += 1;
+                        }
                     }
                 }
             }
         }
-        for pair in free.windows(2) {
-            let (page, offset) = split(pair[0]);
-            if let (Slot::Vacant { next_free }, _) = self.pages[page].slot_mut(offset) {
-                *next_free = pair[1];
-            }
-        }
-        self.free = free.first().copied().unwrap_or(NIL);
-        self.free_len = free.len();
     }
 
     /// Adds vacant slots to the free list: doubles the first page while it
@@ -625,33 +610,21 @@ impl<P> Slab<P> {
     /// floor and puts the new ones on the free list, lowest first.
     fn extend_page(&mut self, index: usize, len: usize) {
         let base = (index << PAGE_SHIFT) as u32;
-        let free = self.free;
         let page = &mut self.pages[index];
-        let old = page.slots();
-        if old == 0 {
-            self.allocated += 1;
-        }
-        let next_free = |offset: usize| {
-            if offset + 1 < len {
-                base + offset as u32 + 1
-            } else {
-                free
-            }
+        let (old, floor) = (page.slots(), page.floor);
+        self.allocated += usize::from(old == 0);
+        let vacant = |offset: usize| Slot::Vacant {
+            next_free: base + offset as u32 + 1,
         };
         page.pairs.reserve_exact((len - old) / 2);
-        for offset in (old..len).step_by(2) {
-            page.pairs.push(Pair {
-                slots: [
-                    Slot::Vacant {
-                        next_free: next_free(offset),
-                    },
-                    Slot::Vacant {
-                        next_free: next_free(offset + 1),
-                    },
-                ],
-                generations: [page.floor; 2],
-            });
-        }
+        page.pairs.extend((old..len).step_by(2).map(|offset| Pair {
+            slots: [vacant(offset), vacant(offset + 1)],
+            generations: [floor; 2],
+        }));
+        // The last new slot continues the free list as it was.
+        page.pairs[len / 2 - 1].slots[1] = Slot::Vacant {
+            next_free: self.free,
+        };
         self.free = base + old as u32;
         self.free_len += len - old;
     }
