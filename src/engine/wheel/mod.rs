@@ -371,12 +371,20 @@ impl<P> Wheel<P> {
     /// tick.
     #[inline]
     fn next_busy(&self) -> Option<(usize, u64)> {
-        let from = self.geometry.bucket(self.elapsed + 1);
+        self.next_busy_after(self.elapsed)
+    }
+
+    /// The first non-empty bucket searching around the ring from the one of
+    /// tick `after + 1` (`after >= elapsed`), and the tick it holds if it
+    /// is within two laps of `after + 1`: for `after == elapsed`, always.
+    #[inline]
+    fn next_busy_after(&self, after: u64) -> Option<(usize, u64)> {
+        let from = self.geometry.bucket(after + 1);
         let bucket = self
             .occupied
             .next_set(from)
             .or_else(|| self.occupied.next_set(0).filter(|&bucket| bucket < from))?;
-        Some((bucket, self.geometry.tick_of_bucket(self.elapsed, bucket)))
+        Some((bucket, self.geometry.tick_of_bucket(after, bucket)))
     }
 
     /// Links the unlinked node at `index`, whose deadline is `ns`, filed

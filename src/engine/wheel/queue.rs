@@ -239,7 +239,8 @@ impl<P> Wheel<P> {
         };
         let mut after = self.elapsed;
         while let Some((bucket, tick)) = self.next_busy_after(after) {
-            if tick > by || settled(&best, tick) {
+            // Past the ring's two laps from `elapsed` the search has wrapped.
+            if tick > by || settled(&best, tick) || !self.geometry.in_ring(self.elapsed, tick) {
                 break;
             }
             // A bucket holds nodes of its tick or (moved later in place)
@@ -319,20 +320,5 @@ impl<P> Wheel<P> {
                 && self.occupied.is_empty()
                 && self.in_own_lap(self.overflow.head(lap), lap)
         })
-    }
-
-    /// The first non-empty bucket of a tick after `after` (at least
-    /// `elapsed`), and its tick.
-    fn next_busy_after(&self, after: u64) -> Option<(usize, u64)> {
-        let from = self.geometry.bucket(after + 1);
-        let bucket = self
-            .occupied
-            .next_set(from)
-            .or_else(|| self.occupied.next_set(0).filter(|&b| b < from))?;
-        let tick = self.geometry.tick_of_bucket(after, bucket);
-        // Past the ring's two laps from `elapsed` the search has wrapped.
-        self.geometry
-            .in_ring(self.elapsed, tick)
-            .then_some((bucket, tick))
     }
 }
