@@ -488,13 +488,22 @@ impl<P> Wheel<P> {
     /// one is of a tick after `elapsed`: an insert into a processed tick is
     /// refused, and only an advance moves `elapsed`, after calling this).
     pub(crate) fn file_fresh(&mut self) {
-        let mut at = std::mem::replace(&mut self.fresh, NIL);
+        let fresh = std::mem::replace(&mut self.fresh, NIL);
+        self.file_all(fresh);
+    }
+
+    /// Files every node of the unlinked list starting at `at` where its
+    /// deadline says; returns how many.
+    fn file_all(&mut self, mut at: u32) -> u64 {
+        let mut filed = 0;
         while at != NIL {
             let node = self.slab.at(at);
             let (next, ns) = (node.next(), node.deadline.ns());
             self.file(at, ns, self.tick_of(ns));
+            filed += 1;
             at = next;
         }
+        filed
     }
 
     /// Moves the deadline of the linked node at `index` to `deadline` in
@@ -524,29 +533,16 @@ impl<P> Wheel<P> {
         // Processing the last tick of the next lap makes its successor
         // current in one step, so up to two laps may move in here.
         let next_lap = self.current_lap() + 1;
-        while let Some(lap) = self.overflow.first() {
-            if lap > next_lap {
-                break;
-            }
+        while let Some(lap) = self.overflow.first().filter(|&lap| lap <= next_lap) {
             debug_assert!(
                 lap >= self.current_lap(),
                 "lap {lap} was left in the overflow (current lap {})",
                 self.current_lap()
             );
-            let mut at = self.overflow.take(lap);
-            while at != NIL {
-                let node = self.slab.at(at);
-                let (next, ns) = (node.next(), node.deadline.ns());
-                // In the ring now, unless its deadline moved later in place
-                // (then wherever that deadline says).
-                let placed = self.file(at, ns, self.tick_of(ns));
-                debug_assert!(
-                    matches!(placed, Placed::At(tick) if tick > elapsed),
-                    "moving a node of lap {lap} in at elapsed {elapsed}: {placed:?}"
-                );
-                moved += 1;
-                at = next;
-            }
+            // Into the ring, unless a node's deadline moved later in place
+            // (then wherever that deadline says).
+            let head = self.overflow.take(lap);
+            moved += self.file_all(head);
         }
         self.overflow
             .slide(self.geometry.first_overflow_lap(elapsed));
