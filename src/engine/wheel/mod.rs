@@ -53,9 +53,9 @@
 //! and when the head leaves, its successor inherits the name.
 //!
 //! **Chains.** A bucket is one list until a timer wheel grows big
-//! ([`Wheel::widen`], `sleeps.rs`): then each bucket has four, and a node
+//! ([`Wheel::set_chains`], `sleeps.rs`): then each bucket has four, and a node
 //! is filed into the one its slab index picks, until the wheel next empties
-//! ([`Wheel::narrow`]). A list walk waits for each
+//! (`set_chains` again). A list walk waits for each
 //! node's cache miss before it learns the next node's index; with 1M
 //! pending timers spread over a 36 MB slab, that wait was half of the CPU
 //! a fire took (W3). Firing takes one node from each chain in turn, hinting
@@ -214,7 +214,7 @@ pub(crate) struct Wheel<P> {
     geometry: Ring,
     /// Lists ("chains") per bucket, a power of two: a node is filed into
     /// the one its slab index picks, so that firing a big bucket walks
-    /// several lists side by side ([`Wheel::widen`]). Chain `c` of bucket
+    /// several lists side by side ([`Wheel::set_chains`]). Chain `c` of bucket
     /// `b` is `ring[b + c * buckets]`.
     chains: u32,
     tick: TickDiv,
@@ -253,26 +253,18 @@ impl<P> Wheel<P> {
         }
     }
 
-    /// Gives every bucket `chains` lists (a power of two, more than it
-    /// has). Nothing moves: chain 0 of each bucket keeps its place at the
-    /// front of the ring, and only nodes filed from now on spread over the
-    /// new chains. [`Wheel::narrow`] undoes it once the wheel is empty.
-    pub(crate) fn widen(&mut self, chains: u32) {
-        debug_assert!(chains.is_power_of_two() && chains > self.chains);
-        self.set_chains(chains);
-    }
-
-    /// Back to one list per bucket, with the ring's memory of the others
-    /// released; only when the wheel holds no node.
+    /// Gives every bucket `chains` lists (a power of two): more than it has
+    /// to widen it, or 1 to narrow it back, only once the wheel holds no
+    /// node. Nothing moves: chain 0 of each bucket keeps its place at the
+    /// front of the ring, new chains start empty and only nodes filed from
+    /// now on spread over them; the memory of dropped chains is released.
     #[cold]
-    pub(crate) fn narrow(&mut self) {
-        debug_assert_eq!(self.slab.len(), 0, "narrowing a wheel with nodes");
-        self.set_chains(1);
-    }
-
-    /// Resizes an allocated ring to `chains` lists a bucket (chain 0, at
-    /// the front, keeps its place; new chains start empty).
-    fn set_chains(&mut self, chains: u32) {
+    pub(crate) fn set_chains(&mut self, chains: u32) {
+        debug_assert!(chains.is_power_of_two());
+        debug_assert!(
+            chains > self.chains || self.slab.len() == 0,
+            "narrowing a wheel with nodes"
+        );
         if !self.ring.is_empty() {
             let mut ring = std::mem::take(&mut self.ring).into_vec();
             ring.resize(self.geometry.buckets() * chains as usize, NIL);
@@ -285,12 +277,6 @@ impl<P> Wheel<P> {
     #[inline]
     pub(crate) fn chain(&self, bucket: usize, c: usize) -> usize {
         bucket + c * self.geometry.buckets()
-    }
-
-    /// Lists per bucket ([`Wheel::widen`]).
-    #[inline]
-    pub(crate) fn chains(&self) -> u32 {
-        self.chains
     }
 
     /// Rebuilds the wheel for `slots` ticks of `tick_ns` from `elapsed`,

@@ -62,7 +62,7 @@ impl<P> Wheel<P> {
         debug_assert!(self.elapsed <= seen, "{} > {seen}", self.elapsed);
         // Every walk in this file reads `ring[bucket]` as the bucket's only
         // list: only a timer's wheel widens (`sleeps.rs`).
-        debug_assert_eq!(self.chains(), 1, "a queue's wheel was widened");
+        debug_assert_eq!(self.chains, 1, "a queue's wheel was widened");
         let (index, source) = self.next_out(seen)?;
         self.unlink(index);
         if let Source::Bucket { bucket, tick } = source {
@@ -153,7 +153,7 @@ impl<P> Wheel<P> {
     /// node moves once per extension, so the walk costs nothing over time.
     pub(crate) fn next_wake(&mut self) -> Wake {
         debug_assert_eq!(self.due, NIL, "waiting with nodes due");
-        debug_assert_eq!(self.chains(), 1, "a queue's wheel was widened");
+        debug_assert_eq!(self.chains, 1, "a queue's wheel was widened");
         while let Some((bucket, tick)) = self.next_busy() {
             if self.head_due_at(bucket, tick) {
                 return Wake::At(tick);

@@ -109,14 +109,14 @@ pub(crate) struct TimerWheel {
 fn release_if_empty(wheel: &mut Wheel<Waker>) {
     if wheel.slab.len() == 0 {
         wheel.slab.release_if_empty();
-        if wheel.chains() > 1 {
-            wheel.narrow();
+        if wheel.chains > 1 {
+            wheel.set_chains(1);
         }
     }
 }
 
 /// Lists per ring bucket of a timer wheel that has held [`WIDEN_AT`]
-/// entries (see [`Wheel::widen`]).
+/// entries (see [`Wheel::set_chains`]).
 pub(super) const CHAINS: u32 = 4;
 
 /// Entries at which a shard's wheel widens its buckets to [`CHAINS`] lists:
@@ -390,7 +390,7 @@ impl TimerWheel {
         // would make every node's cache miss wait for the one before it.
         loop {
             let mut left = false;
-            for c in 0..wheel.chains() as usize {
+            for c in 0..wheel.chains as usize {
                 let chain = wheel.chain(slot, c);
                 let head = wheel.ring[chain];
                 if head == NIL {
@@ -399,7 +399,7 @@ impl TimerWheel {
                 if out.len() >= limit {
                     // The chains' heads take their names back (the walk
                     // skipped that write): a cancel unlinks by them.
-                    for c in 0..wheel.chains() as usize {
+                    for c in 0..wheel.chains as usize {
                         let chain = wheel.chain(slot, c);
                         let head = wheel.ring[chain];
                         if head != NIL {
@@ -462,7 +462,7 @@ impl TimerWheel {
             for (c, head) in heads
                 .iter_mut()
                 .enumerate()
-                .take(self.wheel.chains() as usize)
+                .take(self.wheel.chains as usize)
             {
                 let chain = self.wheel.chain(slot, c);
                 *head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
@@ -496,8 +496,8 @@ impl TimerWheel {
     /// as it registers, the rest are filed by the driver's pass).
     #[inline]
     fn widen_if_big(&mut self) {
-        if self.wheel.chains() < CHAINS && self.wheel.slab.len() >= WIDEN_AT {
-            self.wheel.widen(CHAINS);
+        if self.wheel.chains < CHAINS && self.wheel.slab.len() >= WIDEN_AT {
+            self.wheel.set_chains(CHAINS);
         }
     }
 

@@ -899,7 +899,7 @@ fn a_burst_past_the_fresh_list_s_bound_is_filed_at_registration() {
 #[test]
 fn a_bucket_of_several_chains_fires_in_batches_and_its_heads_unlink_between() {
     let mut h = Harness::new(8);
-    h.wheel.wheel.widen(CHAINS);
+    h.wheel.wheel.set_chains(CHAINS);
     let keys: Vec<Key> = (0..24).map(|i| h.insert(i, 30)).collect();
     let chains: std::collections::HashSet<u32> = keys.iter().map(|k| k.index % CHAINS).collect();
     assert_eq!(
@@ -956,7 +956,7 @@ fn a_wheel_widened_between_two_batches_of_a_bucket_fires_all_of_it() {
     for i in 0..WIDEN_AT {
         h.insert_fresh(1_000 + i, 30 + TICK * (1 + i as u64 % 4));
     }
-    assert_eq!(h.wheel.wheel.chains(), CHAINS);
+    assert_eq!(h.wheel.wheel.chains, CHAINS);
     let late: Vec<Key> = (20..28).map(|i| h.insert_fresh(i, 30)).collect();
     assert!(
         late.iter().any(|k| k.index % CHAINS != 0),
@@ -975,7 +975,7 @@ fn a_wheel_widened_between_two_batches_of_a_bucket_fires_all_of_it() {
 fn widening_keeps_the_entries_already_filed() {
     let mut h = Harness::new(8);
     let before: Vec<Key> = (0..10).map(|i| h.insert(i, 40)).collect();
-    h.wheel.wheel.widen(CHAINS);
+    h.wheel.wheel.set_chains(CHAINS);
     let after: Vec<Key> = (10..20).map(|i| h.insert(i, 40)).collect();
     assert!(
         h.wheel.remove(before[9]).is_some(),
@@ -1004,13 +1004,9 @@ fn a_wheel_widens_at_its_size_and_a_drain_takes_every_chain() {
         h.insert_fresh(i, 30 + (i as u64 % 5) * TICK);
     }
     assert_eq!(h.wheel.fresh, FRESH_MAX);
-    assert_eq!(h.wheel.wheel.chains(), 1, "below the size");
+    assert_eq!(h.wheel.wheel.chains, 1, "below the size");
     h.insert_fresh(WIDEN_AT, 30);
-    assert_eq!(
-        h.wheel.wheel.chains(),
-        CHAINS,
-        "widened by the registration"
-    );
+    assert_eq!(h.wheel.wheel.chains, CHAINS, "widened by the registration");
     // Registrations that never fill the fresh list: the pass widens.
     let mut h = Harness::new(8);
     for i in 0..WIDEN_AT {
@@ -1019,14 +1015,14 @@ fn a_wheel_widens_at_its_size_and_a_drain_takes_every_chain() {
         }
         h.insert_fresh(i, 30 + (i as u64 % 5) * TICK);
     }
-    assert_eq!(h.wheel.wheel.chains(), 1, "unfiled yet");
+    assert_eq!(h.wheel.wheel.chains, 1, "unfiled yet");
     h.wheel.file_fresh();
-    assert_eq!(h.wheel.wheel.chains(), CHAINS, "widened by the pass");
+    assert_eq!(h.wheel.wheel.chains, CHAINS, "widened by the pass");
     let mut out = Vec::new();
     assert_eq!(h.wheel.close_and_drain(&mut out), WIDEN_AT);
     assert_eq!(out.len(), WIDEN_AT);
     assert_eq!(h.wheel.pending(), 0);
-    assert_eq!(h.wheel.wheel.chains(), 1, "emptied: narrowed");
+    assert_eq!(h.wheel.wheel.chains, 1, "emptied: narrowed");
 }
 
 /// A widened wheel narrows back to one chain, and its ring to one head a
@@ -1041,12 +1037,12 @@ fn a_widened_wheel_narrows_once_it_is_empty() {
             .map(|i| h.insert_fresh(i, 10 * TICK * (round + 1) + (i as u64 % 7) * TICK))
             .collect();
         h.wheel.file_fresh();
-        assert_eq!(h.wheel.wheel.chains(), CHAINS);
+        assert_eq!(h.wheel.wheel.chains, CHAINS);
         assert_eq!(h.wheel.wheel.ring.len(), buckets * CHAINS as usize);
         if round == 0 {
             let mut now = 0;
             while let Advance::Until(t) = h.advance_to(now) {
-                assert_eq!(h.wheel.wheel.chains(), CHAINS, "not empty yet");
+                assert_eq!(h.wheel.wheel.chains, CHAINS, "not empty yet");
                 now = t * TICK;
             }
             assert_eq!(h.fired().len(), WIDEN_AT);
@@ -1056,7 +1052,7 @@ fn a_widened_wheel_narrows_once_it_is_empty() {
             }
         }
         assert_eq!(h.wheel.pending(), 0);
-        assert_eq!(h.wheel.wheel.chains(), 1, "round {round}: narrowed");
+        assert_eq!(h.wheel.wheel.chains, 1, "round {round}: narrowed");
         assert_eq!(
             h.wheel.wheel.ring.len(),
             buckets,
@@ -1110,7 +1106,7 @@ mod widened_model {
         ) {
             let mut h = Harness::new(8);
             if widened {
-                h.wheel.wheel.widen(CHAINS);
+                h.wheel.wheel.set_chains(CHAINS);
             }
             let mut now = 0u64;
             // id -> (key, deadline) of the live entries.
