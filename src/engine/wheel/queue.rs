@@ -289,15 +289,10 @@ impl<P> Wheel<P> {
             .map(|(_, at, source)| (at, source))
     }
 
-    /// Empties every list and the slab (keeping its pages).
+    /// Empties every list and the slab (keeping its pages, not the ring).
     pub(crate) fn clear(&mut self) {
-        self.ring.fill(NIL);
-        self.occupied = super::Bitmap::new(self.geometry.buckets());
-        self.overflow = super::Overflow::new(self.geometry.first_overflow_lap(self.elapsed));
-        self.never = NIL;
-        self.due = NIL;
-        self.due_tail = NIL;
         self.slab.clear();
+        self.rebuild(self.slots(), self.tick.ns(), self.elapsed);
     }
 
     /// Whether [`next_wake`](Wheel::next_wake) would still answer `tick`,

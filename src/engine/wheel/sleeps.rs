@@ -456,18 +456,9 @@ impl TimerWheel {
         let before = self.wheel.slab.len();
         while let Some(slot) = self.wheel.occupied.next_set(0) {
             self.wheel.occupied.clear(slot);
-            // Every chain's head first: freeing the last entry narrows the
-            // ring.
-            let mut heads = [NIL; CHAINS as usize];
-            for (c, head) in heads
-                .iter_mut()
-                .enumerate()
-                .take(self.wheel.chains as usize)
-            {
+            for c in 0..self.wheel.chains as usize {
                 let chain = self.wheel.chain(slot, c);
-                *head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
-            }
-            for head in heads {
+                let head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
                 self.free_list(head, out);
             }
         }
@@ -479,6 +470,8 @@ impl TimerWheel {
         let fresh = std::mem::replace(&mut self.wheel.fresh, NIL);
         self.fresh = 0;
         self.free_list(fresh, out);
+        // Only now: narrowing the ring under the walk would cut it short.
+        release_if_empty(&mut self.wheel);
         debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
         self.counters.cancelled += before as u64;
         before
@@ -512,7 +505,7 @@ impl TimerWheel {
     fn free_list(&mut self, mut index: u32, out: &mut Vec<Waker>) {
         while index != NIL {
             let next = self.wheel.slab.at(index).next();
-            out.push(self.take(index));
+            out.push(self.wheel.slab.remove(index).0.payload);
             index = next;
         }
     }
