@@ -93,7 +93,7 @@ impl<P> Wheel<P> {
                     if self.head_due_at(bucket, tick) {
                         return;
                     }
-                    self.refile_head(bucket, tick);
+                    self.refile(self.ring[bucket], tick);
                     if self.ring[bucket] == NIL {
                         self.set_elapsed(tick);
                     }
@@ -115,15 +115,14 @@ impl<P> Wheel<P> {
         }
     }
 
-    /// Files the head of ring bucket `bucket` (of tick `tick`), a node
+    /// Files `head`, the head of a list of ticks up to `last` that was
     /// moved later in place, where its deadline says now: a later tick.
-    fn refile_head(&mut self, bucket: usize, tick: u64) {
-        let head = self.ring[bucket];
+    fn refile(&mut self, head: u32, last: u64) {
         self.unlink(head);
         let placed = self.link(head, false);
         debug_assert!(
-            matches!(placed, Placed::At(t) if t > tick),
-            "a node moved later in place from tick {tick} went to {placed:?}"
+            matches!(placed, Placed::At(t) if t > last),
+            "a node moved later in place from tick {last} went to {placed:?}"
         );
     }
 
@@ -158,7 +157,7 @@ impl<P> Wheel<P> {
             if self.head_due_at(bucket, tick) {
                 return Wake::At(tick);
             }
-            self.refile_head(bucket, tick);
+            self.refile(self.ring[bucket], tick);
         }
         // The same for the first far lap: its nodes moved later in place
         // past the lap go where their deadline says, so the wait is for a
@@ -168,12 +167,7 @@ impl<P> Wheel<P> {
             if self.in_own_lap(head, lap) {
                 return Wake::At(self.geometry.move_in_tick(lap));
             }
-            self.unlink(head);
-            let placed = self.link(head, false);
-            debug_assert!(
-                matches!(placed, Placed::At(t) if self.geometry.lap(t) > lap),
-                "a node moved later in place from lap {lap} went to {placed:?}"
-            );
+            self.refile(head, self.geometry.first_tick(lap + 1) - 1);
         }
         Wake::Never
     }

@@ -185,9 +185,7 @@ impl TimerWheel {
         if tick <= self.wheel.elapsed {
             return Insert::Elapsed;
         }
-        let Some(taken) = waker.take() else {
-            unreachable!("insert is given a waker");
-        };
+        let taken = waker.take().expect("insert is given a waker");
         let deadline = Deadline::from_ns(deadline_ns);
         let key = match self.wheel.slab.insert(taken, deadline) {
             Ok(key) => key,
