@@ -302,17 +302,15 @@ const GRID_PAUSE: Duration = Duration::from_micros(100);
 /// it can.
 fn before_any_runtime(from: Instant) -> Instant {
     const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
-    from - farthest_back(CENTURY, |back| from.checked_sub(back).is_some())
+    from.checked_sub(CENTURY)
+        .unwrap_or_else(|| from - bisect(CENTURY, |back| from.checked_sub(back).is_some()))
 }
 
-/// `limit` if `reaches(limit)`, or else the longest duration below it that
-/// `reaches` (true for zero, and for every duration below one it is true
-/// for), to the nanosecond.
-fn farthest_back(limit: Duration, reaches: impl Fn(Duration) -> bool) -> Duration {
-    if reaches(limit) {
-        return limit;
-    }
-    let (mut reached, mut missed) = (Duration::ZERO, limit);
+/// The longest duration below `missed` that `reaches`, to the nanosecond
+/// (`reaches` is true for zero, false for `missed`, and false after the
+/// first duration it is false for).
+fn bisect(mut missed: Duration, reaches: impl Fn(Duration) -> bool) -> Duration {
+    let mut reached = Duration::ZERO;
     while missed - reached > Duration::from_nanos(1) {
         let mid = reached + (missed - reached) / 2;
         if reaches(mid) {
@@ -354,7 +352,7 @@ fn processed_mark(now: Instant, floor: Instant, processed: &impl Fn(Instant) -> 
     // back-off (a mark left a second back by an idle runtime takes a dozen
     // steps), or `floor`.
     let mut back = MS;
-    let mut before = loop {
+    let before = loop {
         match now.checked_sub(back).filter(|at| *at > floor) {
             Some(at) if processed(at) => break at,
             Some(at) => {
@@ -366,15 +364,7 @@ fn processed_mark(now: Instant, floor: Instant, processed: &impl Fn(Instant) -> 
     };
     // `before` is processed, `after` is not: the mark lies between, at the
     // last processed nanosecond.
-    while after - before > Duration::from_nanos(1) {
-        let mid = before + (after - before) / 2;
-        if processed(mid) {
-            before = mid;
-        } else {
-            after = mid;
-        }
-    }
-    before
+    before + bisect(after - before, |d| processed(before + d))
 }
 
 #[cfg(test)]
@@ -408,9 +398,9 @@ mod tests {
     fn the_farthest_reach_back_is_found_to_the_nanosecond() {
         let limit = Duration::from_secs(100 * 365 * 24 * 3600);
         let floor = Duration::from_nanos(123_456_789_012);
-        assert_eq!(farthest_back(limit, |back| back <= floor), floor);
-        assert_eq!(farthest_back(limit, |_| true), limit);
-        assert_eq!(farthest_back(limit, |back| back.is_zero()), Duration::ZERO);
+        assert_eq!(bisect(limit, |back| back <= floor), floor);
+        let reaches_zero = |back: Duration| back.is_zero();
+        assert_eq!(bisect(limit, reaches_zero), Duration::ZERO);
         let origin = Instant::now();
         assert!(before_any_runtime(origin) < origin);
     }
