@@ -360,6 +360,18 @@ impl<P> Wheel<P> {
         self.next_busy_after(self.elapsed)
     }
 
+    /// The next tick with something to do, `> elapsed`: the first busy
+    /// bucket's (with the bucket), or with the ring empty the one whose
+    /// processing makes the lap before the first far lap current, moving
+    /// that lap in (with no bucket).
+    #[inline]
+    fn next_stop(&self) -> Option<(Option<usize>, u64)> {
+        match self.next_busy() {
+            Some((bucket, tick)) => Some((Some(bucket), tick)),
+            None => Some((None, self.geometry.move_in_tick(self.overflow.first()?))),
+        }
+    }
+
     /// The first non-empty bucket searching around the ring from the one of
     /// tick `after + 1` (`after >= elapsed`), and the tick it holds if it
     /// is within two laps of `after + 1`: for `after == elapsed`, always.

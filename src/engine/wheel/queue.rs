@@ -87,30 +87,18 @@ impl<P> Wheel<P> {
     /// every node [`next_out`](Wheel::next_out) walked past up to `seen`,
     /// so the next walk does not meet them again.
     fn sweep(&mut self, seen: u64) {
-        loop {
-            match self.next_busy() {
-                Some((bucket, tick)) if tick <= seen => {
-                    if self.head_due_at(bucket, tick) {
-                        return;
-                    }
-                    self.refile(self.ring[bucket], tick);
-                    if self.ring[bucket] == NIL {
-                        self.set_elapsed(tick);
-                    }
-                }
-                Some(_) => return,
-                None => {
-                    // The ring is empty: the next far lap moves in once the
-                    // lap before it becomes current.
-                    let Some(lap) = self.overflow.first() else {
-                        return;
-                    };
-                    let move_in = self.geometry.move_in_tick(lap);
-                    if move_in > seen {
-                        return;
-                    }
-                    self.set_elapsed(move_in);
-                }
+        while let Some((bucket, tick)) = self.next_stop().filter(|&(_, tick)| tick <= seen) {
+            let Some(bucket) = bucket else {
+                // The ring is empty: the first far lap moves in.
+                self.set_elapsed(tick);
+                continue;
+            };
+            if self.head_due_at(bucket, tick) {
+                return;
+            }
+            self.refile(self.ring[bucket], tick);
+            if self.ring[bucket] == NIL {
+                self.set_elapsed(tick);
             }
         }
     }

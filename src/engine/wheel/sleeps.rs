@@ -322,34 +322,17 @@ impl TimerWheel {
         // is of a processed tick, and none may be left behind one.
         self.file_fresh();
         loop {
-            if let Some((slot, tick)) = self.wheel.next_busy() {
-                if tick > now_tick {
-                    self.set_elapsed(self.wheel.elapsed.max(now_tick));
-                    return Advance::Until(tick);
-                }
+            let stop = self.wheel.next_stop();
+            let Some((bucket, tick)) = stop.filter(|&(_, tick)| tick <= now_tick) else {
+                self.set_elapsed(self.wheel.elapsed.max(now_tick));
+                return stop.map_or(Advance::Idle, |(_, tick)| Advance::Until(tick));
+            };
+            if let Some(slot) = bucket {
                 if !self.fire_bucket(slot, now_tick, now_ns, out, limit) {
                     return Advance::BatchFull;
                 }
-                self.set_elapsed(tick);
-                continue;
             }
-            // The ring is empty: look at the overflow.
-            let Some(next_lap) = self.wheel.overflow.first() else {
-                self.set_elapsed(self.wheel.elapsed.max(now_tick));
-                return Advance::Idle;
-            };
-            debug_assert!(
-                next_lap >= self.wheel.geometry.first_overflow_lap(self.wheel.elapsed),
-                "overflow lap {next_lap} should be in the ring (current lap {})",
-                self.wheel.current_lap()
-            );
-            // That lap moves in when the lap before it becomes current.
-            let move_in_at = self.wheel.geometry.move_in_tick(next_lap);
-            if move_in_at > now_tick {
-                self.set_elapsed(self.wheel.elapsed.max(now_tick));
-                return Advance::Until(move_in_at);
-            }
-            self.set_elapsed(move_in_at);
+            self.set_elapsed(tick);
         }
     }
 
