@@ -349,10 +349,6 @@ impl<P> Wheel<P> {
         (0..self.chains as usize).all(|c| self.ring[self.chain(bucket, c)] == NIL)
     }
 
-    fn current_lap(&self) -> u64 {
-        self.geometry.current_lap(self.elapsed)
-    }
-
     /// The first non-empty bucket at or after tick `elapsed + 1`, and its
     /// tick.
     #[inline]
@@ -530,12 +526,11 @@ impl<P> Wheel<P> {
         let mut moved = 0;
         // Processing the last tick of the next lap makes its successor
         // current in one step, so up to two laps may move in here.
-        let next_lap = self.current_lap() + 1;
-        while let Some(lap) = self.overflow.first().filter(|&lap| lap <= next_lap) {
+        let current = self.geometry.current_lap(elapsed);
+        while let Some(lap) = self.overflow.first().filter(|&lap| lap <= current + 1) {
             debug_assert!(
-                lap >= self.current_lap(),
-                "lap {lap} was left in the overflow (current lap {})",
-                self.current_lap()
+                lap >= current,
+                "lap {lap} was left in the overflow (current lap {current})"
             );
             // Into the ring, unless a node's deadline moved later in place
             // (then wherever that deadline says).
