@@ -6,7 +6,7 @@
 use std::task::Waker;
 
 use super::slab::{Slab, NIL, PAGE_LEN};
-use super::{Deadline, Key, List, Placed, Wheel};
+use super::{Deadline, Key, List, Wheel};
 use crate::engine::raw::prefetch;
 use crate::stats::LatenessHistogram;
 
@@ -75,14 +75,15 @@ pub(crate) struct Counters {
     pub(crate) migrated: u64,
 }
 
-/// The tick the driver must wake for a node placed at `placed`: `u64::MAX`
-/// (never) for one that can never come due, so registering it never
-/// notifies the driver.
+/// The tick the driver must wake for a deadline of `ns` filed under `tick`:
+/// `u64::MAX` (never) for one that can never come due, so registering it
+/// never notifies the driver.
 #[inline]
-fn wake_tick(placed: Placed) -> u64 {
-    match placed {
-        Placed::At(tick) => tick,
-        Placed::Never | Placed::Due => u64::MAX,
+fn wake_tick(wheel: &Wheel<Waker>, ns: u64, tick: u64) -> u64 {
+    if wheel.reachable(ns) {
+        tick
+    } else {
+        u64::MAX
     }
 }
 
@@ -201,16 +202,12 @@ impl TimerWheel {
             // cancelled before it, and never touch a bucket.
             self.wheel.push_fresh(key.index);
             self.fresh += 1;
-            let reachable = self.wheel.reachable(deadline.ns());
-            let tick = if reachable { tick } else { u64::MAX };
-            return Insert::Registered { key, tick };
+        } else {
+            self.widen_if_big();
+            self.wheel.file(key.index, deadline.ns(), tick);
         }
-        self.widen_if_big();
-        let placed = self.wheel.file(key.index, deadline.ns(), tick);
-        Insert::Registered {
-            key,
-            tick: wake_tick(placed),
-        }
+        let tick = wake_tick(&self.wheel, deadline.ns(), tick);
+        Insert::Registered { key, tick }
     }
 
     /// Whether `key` is still registered (not yet fired or cancelled).
@@ -299,10 +296,9 @@ impl TimerWheel {
         let node = self.wheel.slab.at_mut(key.index);
         node.deadline = deadline;
         node.set_mark(unchecked);
-        let placed = self.wheel.file(key.index, deadline.ns(), tick);
-        Reset::Moved {
-            tick: wake_tick(placed),
-        }
+        self.wheel.file(key.index, deadline.ns(), tick);
+        let tick = wake_tick(&self.wheel, deadline.ns(), tick);
+        Reset::Moved { tick }
     }
 
     /// Processes every bucket whose tick is `<= now_tick`, pushing the wakers
