@@ -69,13 +69,9 @@ impl TimeSource {
         match self {
             TimeSource::System => Instant::from_std(std::time::Instant::now()),
             TimeSource::Runtime { handle, id } => {
-                if in_runtime(*id) {
-                    // The ambient clock is this runtime's.
-                    Instant::now()
-                } else {
-                    let _context = handle.enter();
-                    Instant::now()
-                }
+                // Entered unless the ambient clock is this runtime's.
+                let _context = (context::current_runtime() != Some(*id)).then(|| handle.enter());
+                Instant::now()
             }
         }
     }
@@ -127,11 +123,6 @@ macro_rules! has_inherent_start_paused {
     }};
 }
 use has_inherent_start_paused;
-
-/// Whether the current thread is inside the context of runtime `id`.
-fn in_runtime(id: runtime::Id) -> bool {
-    context::current_runtime() == Some(id)
-}
 
 /// The timer's frame of reference: its origin and its tick length.
 #[derive(Debug, Clone, Copy)]

@@ -215,10 +215,7 @@ impl Backoff {
 
     /// The `n`-th sleep's length, in microseconds.
     fn sleep_us(n: u32) -> u64 {
-        Self::FIRST_SLEEP_US
-            .checked_shl(n.min(16))
-            .unwrap_or(u64::MAX)
-            .min(Self::LONGEST_SLEEP_US)
+        (Self::FIRST_SLEEP_US << n.min(16)).min(Self::LONGEST_SLEEP_US)
     }
 
     fn wait(&mut self) {
