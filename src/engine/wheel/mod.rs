@@ -587,10 +587,7 @@ impl<P> Wheel<P> {
             return;
         }
         let next = self.slab.at(after).next();
-        let node = self.slab.at_mut(index);
-        node.prev = after;
-        node.set_next(next);
-        node.set_due(true);
+        self.slab.at_mut(index).set_links(after, next, true);
         self.slab.at_mut(after).set_next(index);
         if next == NIL {
             self.due_tail = index;
@@ -605,7 +602,7 @@ impl<P> Wheel<P> {
 #[inline(always)]
 fn push_front<P>(slab: &mut Slab<P>, head: u32, index: u32, list: List) {
     let flagged = matches!(list, List::Due | List::Fresh);
-    slab.at_mut(index).set_head(list.name(), head, flagged);
+    slab.at_mut(index).set_links(list.name(), head, flagged);
     if head != NIL {
         slab.at_mut(head).prev = index;
     }

@@ -115,7 +115,7 @@ pub(crate) struct Node<P> {
     pub(crate) payload: P,
     pub(crate) deadline: Deadline,
     /// The next node in the same list ([`NIL`] at the end) and two flags:
-    /// see [`Node::next`], [`Node::is_due`] and [`Node::mark`].
+    /// see [`Node::next`], [`Node::is_due`] and [`Node::take_mark`].
     link: u32,
     /// Previous node in the same list, or (at the head) [`HEAD`] plus the
     /// list's name.
@@ -135,12 +135,13 @@ impl<P> Node<P> {
         self.link = (self.link & !NIL) | next;
     }
 
-    /// Makes this node the head of a list named `name`, followed by `next`,
-    /// in the `due` list or not; keeps the mark.
+    /// Links this node after `prev` (a node, or at the head [`HEAD`] plus
+    /// the list's name) and before `next`, in the `due` list or not; keeps
+    /// the mark.
     #[inline]
-    pub(crate) fn set_head(&mut self, name: u32, next: u32, due: bool) {
-        debug_assert!(name >= HEAD && next <= NIL);
-        self.prev = name;
+    pub(crate) fn set_links(&mut self, prev: u32, next: u32, due: bool) {
+        debug_assert!(next <= NIL);
+        self.prev = prev;
         self.link = (self.link & MARK) | if due { DUE } else { 0 } | next;
     }
 
@@ -151,13 +152,8 @@ impl<P> Node<P> {
         self.link & DUE != 0
     }
 
-    #[inline]
-    pub(crate) fn set_due(&mut self, due: bool) {
-        self.link = (self.link & !DUE) | if due { DUE } else { 0 };
-    }
-
     /// The owner's flag.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn mark(&self) -> bool {
         self.link & MARK != 0
     }
@@ -170,7 +166,7 @@ impl<P> Node<P> {
     /// The owner's flag; clears it.
     #[inline]
     pub(crate) fn take_mark(&mut self) -> bool {
-        let was = self.mark();
+        let was = self.link & MARK != 0;
         self.link &= !MARK;
         was
     }
@@ -761,17 +757,16 @@ mod tests {
             (node.next(), node.is_due(), node.mark()),
             (NIL, false, false)
         );
-        node.set_due(true);
+        node.set_links(3, 12, true);
         node.set_mark(true);
-        node.set_next(12);
         assert_eq!((node.next(), node.is_due(), node.mark()), (12, true, true));
         node.set_next(NIL);
-        node.set_due(false);
+        node.set_links(3, NIL, false);
         assert_eq!(
             (node.next(), node.is_due(), node.mark()),
             (NIL, false, true)
         );
-        node.set_head(HEAD | 5, 7, true);
+        node.set_links(HEAD | 5, 7, true);
         assert_eq!(
             (node.prev, node.next(), node.is_due(), node.mark()),
             (HEAD | 5, 7, true, true),
