@@ -128,6 +128,7 @@ impl Overflow {
     }
 
     /// Removes the earliest list and returns its head.
+    #[cfg(test)]
     pub(crate) fn pop_first(&mut self) -> Option<u32> {
         let lap = self.first()?;
         Some(self.take(lap))

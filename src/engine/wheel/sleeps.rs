@@ -439,7 +439,8 @@ impl TimerWheel {
                 self.free_list(head, out);
             }
         }
-        while let Some(head) = self.wheel.overflow.pop_first() {
+        while let Some(lap) = self.wheel.overflow.first() {
+            let head = self.wheel.overflow.take(lap);
             self.free_list(head, out);
         }
         let never = std::mem::replace(&mut self.wheel.never, NIL);
