@@ -270,15 +270,6 @@ impl<P> Page<P> {
             &mut pair.generations[offset % 2],
         )
     }
-
-    /// Every slot with its generation, lowest offset first.
-    fn slots_mut(&mut self) -> impl Iterator<Item = (&mut Slot<P>, &mut u32)> {
-        self.pairs.iter_mut().flat_map(|pair| {
-            let [a, b] = &mut pair.slots;
-            let [ga, gb] = &mut pair.generations;
-            [(a, ga), (b, gb)]
-        })
-    }
 }
 
 #[derive(Debug)]
@@ -493,12 +484,14 @@ impl<P> Slab<P> {
     /// buffer). Every key handed out so far becomes stale.
     pub(crate) fn clear(&mut self) {
         for page in &mut self.pages {
-            for (slot, generation) in page.slots_mut() {
-                if matches!(slot, Slot::Occupied(_)) {
-                    *slot = Slot::Vacant { next_free: NIL };
-                    // A slot at the last generation stays there, retired
-                    // by the rebuild below.
-                    *generation = generation.saturating_add(1);
+            for pair in &mut page.pairs {
+                for (slot, generation) in pair.slots.iter_mut().zip(&mut pair.generations) {
+                    if matches!(slot, Slot::Occupied(_)) {
+                        *slot = Slot::Vacant { next_free: NIL };
+                        // A slot at the last generation stays there, retired
+                        // by the rebuild below.
+                        *generation = generation.saturating_add(1);
+                    }
                 }
             }
             page.used = 0;
