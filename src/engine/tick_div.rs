@@ -52,11 +52,7 @@ impl TickDiv {
     /// `ceil(x / ns)`: the first tick boundary at or after `x`.
     #[inline]
     pub(crate) fn ceil(self, x: u64) -> u64 {
-        if x == 0 {
-            0
-        } else {
-            self.floor(x - 1) + 1
-        }
+        x.checked_sub(1).map_or(0, |x| self.floor(x) + 1)
     }
 }
 

@@ -410,8 +410,7 @@ impl<P> Wheel<P> {
                 Placed::At(tick),
             )
         };
-        let old = std::mem::replace(head, index);
-        push_front(&mut self.slab, old, index, list);
+        push_front(&mut self.slab, head, index, list);
         placed
     }
 
@@ -474,8 +473,7 @@ impl<P> Wheel<P> {
     /// ([`Wheel::extend`]) and its owner can tell it is unfiled.
     #[inline(always)]
     pub(crate) fn push_fresh(&mut self, index: u32) {
-        let old = std::mem::replace(&mut self.fresh, index);
-        push_front(&mut self.slab, old, index, List::Fresh);
+        push_front(&mut self.slab, &mut self.fresh, index, List::Fresh);
     }
 
     /// Files every node of the `fresh` list where its deadline says (every
@@ -579,8 +577,7 @@ impl<P> Wheel<P> {
             after = if prev < HEAD { prev } else { NIL };
         }
         if after == NIL {
-            let old = std::mem::replace(&mut self.due, index);
-            push_front(&mut self.slab, old, index, List::Due);
+            push_front(&mut self.slab, &mut self.due, index, List::Due);
             if self.due_tail == NIL {
                 self.due_tail = index;
             }
@@ -597,10 +594,11 @@ impl<P> Wheel<P> {
     }
 }
 
-/// Puts the unlinked node at `index` at the front of the list `list` whose
-/// head is `head`.
+/// Puts the unlinked node at `index` at the front of the list `list`
+/// whose head is `*head`, and makes it the head.
 #[inline(always)]
-fn push_front<P>(slab: &mut Slab<P>, head: u32, index: u32, list: List) {
+fn push_front<P>(slab: &mut Slab<P>, head: &mut u32, index: u32, list: List) {
+    let head = std::mem::replace(head, index);
     let flagged = matches!(list, List::Due | List::Fresh);
     slab.at_mut(index).set_links(list.name(), head, flagged);
     if head != NIL {
