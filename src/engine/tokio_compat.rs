@@ -145,7 +145,7 @@ use tokio::time::Instant;
 /// hook before it is caught).
 pub(crate) fn has_time_driver(handle: &Handle) -> bool {
     let _runtime = handle.enter();
-    catch_unwind(AssertUnwindSafe(make_probe)).is_ok()
+    catch_unwind(AssertUnwindSafe(assert_time_driver)).is_ok()
 }
 
 /// Panics with tokio's own message ("timers are disabled ... call
@@ -153,11 +153,6 @@ pub(crate) fn has_time_driver(handle: &Handle) -> bool {
 /// `tokio::time::sleep` would; the caller's location is reported.
 #[track_caller]
 pub(crate) fn assert_time_driver() {
-    make_probe();
-}
-
-#[track_caller]
-fn make_probe() {
     drop(tokio::time::sleep(Duration::ZERO));
 }
 

@@ -320,7 +320,8 @@ impl TimerWheel {
         loop {
             let stop = self.wheel.next_stop();
             let Some((bucket, tick)) = stop.filter(|&(_, tick)| tick <= now_tick) else {
-                self.set_elapsed(self.wheel.elapsed.max(now_tick));
+                let elapsed = self.wheel.elapsed.max(now_tick);
+                self.counters.migrated += self.wheel.set_elapsed(elapsed);
                 return stop.map_or(Advance::Idle, |(_, tick)| Advance::Until(tick));
             };
             if let Some(slot) = bucket {
@@ -328,13 +329,9 @@ impl TimerWheel {
                     return Advance::BatchFull;
                 }
             }
-            self.set_elapsed(tick);
+            // Moving far laps in as it goes.
+            self.counters.migrated += self.wheel.set_elapsed(tick);
         }
-    }
-
-    /// Moves the processed mark forward, moving far laps in as it goes.
-    fn set_elapsed(&mut self, elapsed: u64) {
-        self.counters.migrated += self.wheel.set_elapsed(elapsed);
     }
 
     /// Fires the entries of `slot` (of a tick `<= now_tick`); returns
