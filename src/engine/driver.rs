@@ -173,29 +173,18 @@ use crate::engine::trace::{debug, trace};
 /// W6's p99 (1M timers) nearly doubled.
 const PASS_ROUNDS: usize = 64;
 
-/// Shuts the timer down when the driver ends, however it ends.
-struct ShutDownOnExit(Arc<Inner>);
+/// When the task ends, however it ends (dropped before its first poll
+/// too): retires the alarm (see `alarm.rs`) by a request, which the party
+/// running passes now (if any) carries out before it lets go, so the task
+/// never waits for it; then shuts the timer down.
+struct OnExit(Arc<Driver>);
 
-impl Drop for ShutDownOnExit {
+impl Drop for OnExit {
     fn drop(&mut self) {
-        self.0.shut_down();
-        debug!("driver stopped");
-    }
-}
-
-/// Retires the alarm when the task ends, however it ends (see `alarm.rs`):
-/// by a request, which the party running passes now (if any) carries out
-/// before it lets go, so the task never waits for it.
-struct RetireOnExit(Arc<Driver>);
-
-impl Drop for RetireOnExit {
-    fn drop(&mut self) {
-        let hook = Waker::noop().clone();
-        let answer = self.0.requests.retire(&Passes {
-            driver: &self.0,
-            hook: &hook,
-        });
+        let answer = self.0.requests.retire(&*self.0);
         let _ = self.0.answered(Party::Task, answer);
+        self.0.inner.shut_down();
+        debug!("driver stopped");
     }
 }
 
@@ -211,6 +200,8 @@ struct Driver {
     inner: Arc<Inner>,
     /// The parties' requests, and the state a pass works on.
     requests: Requests<PassState>,
+    /// The alarm's waker (a [`Hook`]).
+    hook: Waker,
     /// Test-only: the hook does nothing, as if tokio never called it back.
     #[cfg(test)]
     hook_suppressed: AtomicBool,
@@ -227,32 +218,7 @@ struct Driver {
     task_wakes: std::sync::atomic::AtomicU64,
 }
 
-/// The driver's work on the state behind the pass lock, with the hook to
-/// arm the alarm with.
-struct Passes<'a> {
-    driver: &'a Driver,
-    hook: &'a Waker,
-}
-
-impl Work<PassState> for Passes<'_> {
-    fn pass(&self, state: &mut PassState, wake_up: bool) -> Outcome {
-        self.driver.pass(state, self.hook, wake_up)
-    }
-
-    fn arm(&self, state: &mut PassState, party: Party) -> Outcome {
-        self.driver.arm(state, self.hook, party)
-    }
-
-    fn keep_hook(&self, state: &mut PassState) -> Outcome {
-        self.driver.keep_hook(state, self.hook)
-    }
-
-    fn retire(&self, state: &mut PassState) {
-        state.alarm.retire();
-    }
-}
-
-impl Driver {
+impl Work<PassState> for Driver {
     /// Scans, arms the alarm for the next busy tick, and scans again while
     /// that tick came due meanwhile, up to [`PASS_ROUNDS`] times.
     ///
@@ -260,7 +226,7 @@ impl Driver {
     /// fired, or a notice came), rather than the task starting: only
     /// wake-ups, and scans that fire timers, are counted in
     /// `Stats::wakeups` and traced.
-    fn pass(&self, state: &mut PassState, hook: &Waker, mut wake_up: bool) -> Outcome {
+    fn pass(&self, state: &mut PassState, mut wake_up: bool) -> Outcome {
         let inner = &*self.inner;
         let shared = &inner.shared;
         for _ in 0..PASS_ROUNDS {
@@ -297,7 +263,7 @@ impl Driver {
                 state.alarm.disarm();
                 return Outcome::Armed;
             };
-            match state.alarm.arm(boundary, hook, || shared.now()) {
+            match state.alarm.arm(boundary, &self.hook, || shared.now()) {
                 Arming::Waiting => {
                     // Armed for it (or left to the backstop); it may have
                     // fired since (another worker's timer processing), its
@@ -312,6 +278,57 @@ impl Driver {
         Outcome::LeftToTask
     }
 
+    /// Moves the alarm to the target's boundary if it would wake later,
+    /// without a scan; if that tick is due already, a whole pass, or, for a
+    /// registration, the hook kept armed for it (or a pass left to the
+    /// task).
+    fn arm(&self, state: &mut PassState, party: Party) -> Outcome {
+        let shared = &self.inner.shared;
+        if shared.is_shutdown() {
+            state.alarm.disarm();
+            return Outcome::Stop(Stop::Off);
+        }
+        // Read under the pass lock, which a scan holds too: never the
+        // `u64::MAX` a scan's start stores.
+        let tick = shared.target();
+        let Some(boundary) = shared.clock.tick_instant(tick) else {
+            return Outcome::Armed; // no clock reaches it: nothing to arm
+        };
+        if state.alarm.wakes_by(boundary) {
+            return Outcome::Armed;
+        }
+        trace!("driver re-armed", next_tick = tick);
+        match state.alarm.arm(boundary, &self.hook, || shared.now()) {
+            Arming::Waiting => Outcome::Armed,
+            Arming::Due if party.may_scan() => self.pass(state, true),
+            Arming::Due => self.keep_hook(state),
+            Arming::Off => Outcome::Stop(Stop::Off),
+        }
+    }
+
+    /// A scan is due that the party asking may not run (a registration):
+    /// arms the alarm for the soonest instant tokio fires for, so the
+    /// hook's pass runs it at tokio's next timer processing (see
+    /// `requests.rs`); or, if tokio will not take it, leaves it to the task.
+    fn keep_hook(&self, state: &mut PassState) -> Outcome {
+        let shared = &self.inner.shared;
+        if shared.is_shutdown() {
+            state.alarm.disarm();
+            return Outcome::Stop(Stop::Off);
+        }
+        match state.alarm.arm_soon(&self.hook, || shared.now()) {
+            Arming::Waiting => Outcome::LeftToHook,
+            Arming::Due => Outcome::LeftToTask,
+            Arming::Off => Outcome::Stop(Stop::Off),
+        }
+    }
+
+    fn retire(&self, state: &mut PassState) {
+        state.alarm.retire();
+    }
+}
+
+impl Driver {
     /// With no `Timer` handle left: whether nothing is registered either
     /// (then the pass retires the driver if no sleep is alive, or parks).
     /// A shard's `due` can stay at the tick of an entry cancelled since (a
@@ -333,17 +350,15 @@ impl Driver {
     /// Asks for a whole pass, run here and now, or by the party running
     /// requests now (see `requests.rs`), and tells the task if the answer
     /// says so.
-    fn request_pass(&self, party: Party, hook: &Waker, wake_up: bool) -> Answer {
-        let passes = Passes { driver: self, hook };
-        self.answered(party, self.requests.pass(party, &passes, wake_up))
+    fn request_pass(&self, party: Party, wake_up: bool) -> Answer {
+        self.answered(party, self.requests.pass(party, self, wake_up))
     }
 
     /// A registration's kick, once it lowered the target: asks for the
     /// alarm to be armed for the target's boundary. Locks no shard and
     /// scans nothing (see the module docs).
-    fn request_arm(&self, hook: &Waker) {
-        let passes = Passes { driver: self, hook };
-        let _ = self.answered(Party::Registration, self.requests.arm(&passes));
+    fn request_arm(&self) {
+        let _ = self.answered(Party::Registration, self.requests.arm(self));
     }
 
     /// Counts the passes that panicked, and rings the task if `answer`
@@ -358,51 +373,6 @@ impl Driver {
             self.inner.shared.nudge();
         }
         answer
-    }
-
-    /// Moves the alarm to the target's boundary if it would wake later,
-    /// without a scan; if that tick is due already, a whole pass, or, for a
-    /// registration, the hook kept armed for it (or a pass left to the
-    /// task).
-    fn arm(&self, state: &mut PassState, hook: &Waker, party: Party) -> Outcome {
-        let shared = &self.inner.shared;
-        if shared.is_shutdown() {
-            state.alarm.disarm();
-            return Outcome::Stop(Stop::Off);
-        }
-        // Read under the pass lock, which a scan holds too: never the
-        // `u64::MAX` a scan's start stores.
-        let tick = shared.target();
-        let Some(boundary) = shared.clock.tick_instant(tick) else {
-            return Outcome::Armed; // no clock reaches it: nothing to arm
-        };
-        if state.alarm.wakes_by(boundary) {
-            return Outcome::Armed;
-        }
-        trace!("driver re-armed", next_tick = tick);
-        match state.alarm.arm(boundary, hook, || shared.now()) {
-            Arming::Waiting => Outcome::Armed,
-            Arming::Due if party.may_scan() => self.pass(state, hook, true),
-            Arming::Due => self.keep_hook(state, hook),
-            Arming::Off => Outcome::Stop(Stop::Off),
-        }
-    }
-
-    /// A scan is due that the party asking may not run (a registration):
-    /// arms the alarm for the soonest instant tokio fires for, so the
-    /// hook's pass runs it at tokio's next timer processing (see
-    /// `requests.rs`); or, if tokio will not take it, leaves it to the task.
-    fn keep_hook(&self, state: &mut PassState, hook: &Waker) -> Outcome {
-        let shared = &self.inner.shared;
-        if shared.is_shutdown() {
-            state.alarm.disarm();
-            return Outcome::Stop(Stop::Off);
-        }
-        match state.alarm.arm_soon(hook, || shared.now()) {
-            Arming::Waiting => Outcome::LeftToHook,
-            Arming::Due => Outcome::LeftToTask,
-            Arming::Off => Outcome::Stop(Stop::Off),
-        }
     }
 
     /// Processes every tick due by now on every shard; returns the tick the
@@ -467,26 +437,26 @@ impl Wake for Hook {
             if driver.hook_suppressed.load(Ordering::SeqCst) {
                 return;
             }
-            let _ = driver.request_pass(Party::Hook, &Waker::from(self.clone()), true);
+            let _ = driver.request_pass(Party::Hook, true);
         }
     }
 }
 
 /// The driver task for `inner`.
 ///
-/// The shutdown guard is made here, before the task exists, so that a task
+/// The exit guard is made here, before the task exists, so that a task
 /// dropped before its first poll (its runtime shut down first, or was already
 /// gone when the timer was built) still shuts the timer down.
 pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'static {
-    let guard = ShutDownOnExit(inner);
     // Made now, not when the task is first polled: registrations reach the
     // driver through its kick from now on, however long the task waits.
-    let driver = Arc::new(Driver {
-        inner: guard.0.clone(),
+    let driver = Arc::new_cyclic(|driver| Driver {
         requests: Requests::new(PassState {
             buffer: Vec::with_capacity(WAKE_BATCH),
-            alarm: Alarm::new(guard.0.runtime.clone()),
+            alarm: Alarm::new(inner.runtime.clone()),
         }),
+        hook: Waker::from(Arc::new(Hook(driver.clone()))),
+        inner,
         #[cfg(test)]
         hook_suppressed: AtomicBool::new(false),
         #[cfg(test)]
@@ -496,29 +466,22 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
         #[cfg(test)]
         task_wakes: std::sync::atomic::AtomicU64::new(0),
     });
+    let exit = OnExit(driver);
     #[cfg(all(test, not(tickwheel_loom)))]
-    tests::remember(&guard.0, &driver);
-    let hook = Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
-    let kick = {
-        let (driver, hook) = (Arc::downgrade(&driver), hook.clone());
-        move || {
-            if let Some(driver) = driver.upgrade() {
-                driver.request_arm(&hook);
-            }
+    tests::remember(&exit.0.inner, &exit.0);
+    let weak = Arc::downgrade(&exit.0);
+    let kick = move || {
+        if let Some(driver) = weak.upgrade() {
+            driver.request_arm();
         }
     };
-    guard.0.shared.install_kick(Kick(Box::new(kick)));
-    let retire = RetireOnExit(driver);
-    async move {
-        drive(&retire.0, &hook).await;
-        drop(retire);
-        drop(guard);
-    }
+    exit.0.inner.shared.install_kick(Kick(Box::new(kick)));
+    async move { drive(&exit.0).await }
 }
 
 /// The task: a pass when it starts and whenever told to, the backstop in
 /// between (see the module docs).
-async fn drive(driver: &Driver, hook: &Waker) {
+async fn drive(driver: &Driver) {
     let inner = &*driver.inner;
     let shared = &inner.shared;
     let mut backstop = Backstop::new(inner.config().tick_ns);
@@ -529,7 +492,7 @@ async fn drive(driver: &Driver, hook: &Waker) {
     let mut backstop_pass = false;
     loop {
         if let Some(wake_up) = pass.take() {
-            let answer = driver.request_pass(Party::Task, hook, wake_up);
+            let answer = driver.request_pass(Party::Task, wake_up);
             if std::mem::take(&mut backstop_pass) {
                 // A pass the backstop ran, or found another party running
                 // (it runs this request too before it lets go).
@@ -620,7 +583,7 @@ mod tests {
 
     use tokio::time::Instant;
 
-    use super::{Driver, Hook};
+    use super::Driver;
     use crate::engine::backstop::{backstop_slack, Backstop, WATCHDOG_MAX};
     use crate::engine::state::Inner;
     use crate::engine::wheel::watchdog::block_on_paused;
@@ -1121,16 +1084,15 @@ mod tests {
                 timer.stats()
             );
             driver.hook_suppressed.store(false, Ordering::SeqCst);
-            let hook = std::task::Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
             let registering = {
-                let (driver, hook) = (driver.clone(), hook.clone());
+                let driver = driver.clone();
                 std::thread::spawn(move || {
                     // The hook's request, left while a registration ran...
                     driver.requests.raise_scan();
                     // ...and a kick for a target that is due already
                     // (the sleeps' tick).
                     assert!(driver.inner.shared.target() <= 11);
-                    driver.request_arm(&hook);
+                    driver.request_arm();
                     std::thread::current().id()
                 })
                 .join()
@@ -1292,7 +1254,7 @@ mod tests {
         block_on_paused(async {
             let timer = Timer::new();
             let driver = driver_of(&timer);
-            let hook = std::task::Waker::from(Arc::new(Hook(Arc::downgrade(&driver))));
+            let hook = driver.hook.clone();
             let mut sleep = tokio_test::task::spawn(timer.sleep(Duration::from_millis(10)));
             tokio_test::assert_pending!(sleep.poll());
             for _ in 0..3 {
