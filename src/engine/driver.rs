@@ -394,9 +394,10 @@ impl Driver {
             let next_here = if due > now_tick {
                 due
             } else {
-                let advanced = shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
-                fired += advanced.fired;
-                advanced.next.unwrap_or(u64::MAX)
+                let (fired_here, next) =
+                    shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
+                fired += fired_here;
+                next
             };
             next = next.min(next_here);
         }

@@ -119,9 +119,10 @@ fn driver_scan(shards: &[&Shard], now_tick: u64) -> Option<u64> {
         } else {
             let mut out = Vec::new();
             let panics = std::sync::atomic::AtomicU64::new(0);
-            shard
+            let next = shard
                 .advance(now_tick, now_tick * TICK_NS, &mut out, &panics)
-                .next
+                .1;
+            (next != u64::MAX).then_some(next)
         };
         if let Some(tick) = next_here {
             next = Some(next.map_or(tick, |n| n.min(tick)));

@@ -233,42 +233,36 @@ impl Shard {
     /// batches of `WAKE_BATCH`, each after the lock is released. `wakers` is
     /// the (empty) buffer to collect them in; wakers that panic are counted in
     /// `panics`. If anything panics on the way, the wakers already taken out
-    /// of the wheel are still woken.
+    /// of the wheel are still woken. Returns how many fired, and the next
+    /// tick this shard needs processed (`u64::MAX`: none).
     pub(crate) fn advance(
         &self,
         now_tick: u64,
         now_ns: u64,
         wakers: &mut Vec<Waker>,
         panics: &AtomicU64,
-    ) -> Advanced {
+    ) -> (u64, u64) {
         let batch = Batch { wakers, panics };
         let mut fired = 0u64;
         loop {
-            let (step, pending) = {
+            let next = {
                 let mut wheel = self.lock();
                 let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
                 // Before the wakes below: a woken task reads it.
                 self.processed.store(wheel.elapsed(), Ordering::Release);
-                let due = match step {
-                    Advance::Until(tick) => tick,
-                    Advance::Idle => u64::MAX,
-                    Advance::BatchFull => 0, // not done: due now
+                let next = match step {
+                    Advance::Until(tick) => Some(tick),
+                    Advance::Idle => Some(u64::MAX),
+                    Advance::BatchFull => None, // not done: due now
                 };
-                self.due.store(due, Ordering::Relaxed);
-                (step, wheel.pending())
+                self.due.store(next.unwrap_or(0), Ordering::Relaxed);
+                next
             };
             fired += batch.wakers.len() as u64;
             wake_all(batch.wakers, batch.panics);
-            let next = match step {
-                Advance::BatchFull => continue,
-                Advance::Idle => None,
-                Advance::Until(tick) => Some(tick),
-            };
-            return Advanced {
-                fired,
-                next,
-                pending,
-            };
+            if let Some(next) = next {
+                return (fired, next);
+            }
         }
     }
 
@@ -305,17 +299,6 @@ impl Shard {
     pub(crate) fn hold_lock(&self) -> impl Sized + '_ {
         self.lock()
     }
-}
-
-/// What [`Shard::advance`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Advanced {
-    /// Entries fired (and their tasks woken).
-    pub(crate) fired: u64,
-    /// The next tick this shard needs processed, if any entry can come due.
-    pub(crate) next: Option<u64>,
-    /// Entries still registered.
-    pub(crate) pending: usize,
 }
 
 /// The sum of some shards' counters, for `Timer::stats`.
