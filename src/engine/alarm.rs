@@ -140,11 +140,12 @@ impl Alarm {
         }
         // tokio's processed mark is ahead of the clock: a millisecond later
         // is the least it can still fire for.
-        match boundary.checked_add(Duration::from_millis(1)) {
-            Some(later) if self.set(later, hook).is_pending() => self.waiting(),
-            // Left to the backstop: see the module docs.
-            _ => self.waiting(),
+        // If even that is processed, left to the backstop: see the module
+        // docs.
+        if let Some(later) = boundary.checked_add(Duration::from_millis(1)) {
+            let _ = self.set(later, hook);
         }
+        self.waiting()
     }
 
     /// `Waiting`, or `Off` if arming retired the alarm (see [`Alarm::set`]).
@@ -162,30 +163,31 @@ impl Alarm {
     /// shutting down, and calls the hook then (assumption 4 in
     /// `tokio_compat.rs`): the panic is contained and the alarm retired, as
     /// the driver task would retire it a moment later.
+    /// The poll is outside any task's budget: tokio's budget must never
+    /// keep the driver's own timer from registering.
     fn set(&mut self, at: Instant, hook: &Waker) -> Poll<()> {
         let mut polled = Poll::Pending;
-        let set = crate::engine::unwind::run_contained(|| polled = self.set_unguarded(at, hook));
+        let set = crate::engine::unwind::run_contained(|| {
+            let sleep = match &mut self.sleep {
+                Some(sleep) => {
+                    sleep.as_mut().reset(at);
+                    sleep
+                }
+                None => {
+                    // The hook can arm too, from inside tokio's timer
+                    // processing: make the sleep on the timer's runtime,
+                    // whatever is current.
+                    let _runtime = self.runtime.enter();
+                    self.sleep.insert(Box::pin(tokio::time::sleep_until(at)))
+                }
+            };
+            let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
+            polled = Pin::new(&mut unbudgeted).poll(&mut Context::from_waker(hook));
+        });
         if !set {
             self.retire();
-            return Poll::Pending;
         }
         polled
-    }
-
-    fn set_unguarded(&mut self, at: Instant, hook: &Waker) -> Poll<()> {
-        let sleep = match &mut self.sleep {
-            Some(sleep) => {
-                sleep.as_mut().reset(at);
-                sleep
-            }
-            None => {
-                // The hook can arm too, from inside tokio's timer processing:
-                // make the sleep on the timer's runtime, whatever is current.
-                let _runtime = self.runtime.enter();
-                self.sleep.insert(Box::pin(tokio::time::sleep_until(at)))
-            }
-        };
-        poll_unbudgeted(sleep, hook)
     }
 
     /// Whether the sleep is armed to wake the driver by `boundary`: armed
@@ -246,13 +248,4 @@ impl Alarm {
         self.retired = true;
         self.disarm();
     }
-}
-
-/// Polls one of the driver's tokio sleeps once with `waker`, outside any
-/// task's budget: tokio's budget must never keep the driver's own timers
-/// (the alarm, the backstop) from registering.
-pub(crate) fn poll_unbudgeted(sleep: &mut Pin<Box<tokio::time::Sleep>>, waker: &Waker) -> Poll<()> {
-    let mut cx = Context::from_waker(waker);
-    let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
-    Pin::new(&mut unbudgeted).poll(&mut cx)
 }
