@@ -154,14 +154,8 @@ impl Backstop {
         let now = shared.now();
         let mut at = shared.clock.tick_instant(covered).and_then(|boundary| {
             let at = boundary.checked_add(self.slack)?;
-            let floor = [
-                now.checked_add(self.period),
-                boundary.checked_add(self.period),
-            ]
-            .into_iter()
-            .flatten()
-            .min();
-            let at = at.max(floor.unwrap_or(at));
+            let floor = now.min(boundary).checked_add(self.period);
+            let at = floor.map_or(at, |floor| at.max(floor));
             // A tick already a slack late (its pass left to a party holding
             // the pass lock): the next look a slack on, not at once.
             Some(if at <= now {

@@ -254,21 +254,12 @@ impl Shared {
         };
         // A CAS loop, not add-then-undo: a transient over-count would make a
         // concurrent reservation fail below the limit.
-        let mut live = cap.live.load(Ordering::Relaxed);
-        loop {
-            if live >= cap.max {
-                return Err(AtCapacity { max: cap.max });
-            }
-            match cap.live.compare_exchange_weak(
-                live,
-                live + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(actual) => live = actual,
-            }
-        }
+        cap.live
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |live| {
+                (live < cap.max).then_some(live + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| AtCapacity { max: cap.max })
     }
 
     /// Returns the unit a sleep took when it was created.
