@@ -64,7 +64,6 @@ pub(crate) enum Arming {
     Off,
 }
 
-#[derive(Debug)]
 pub(crate) struct Alarm {
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The instant the sleep is armed to wake the driver for: a tick

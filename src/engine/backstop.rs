@@ -74,7 +74,6 @@ pub(crate) fn backstop_slack(tick_ns: u64) -> Duration {
 }
 
 /// The driver task's backstop sleep (see the module docs).
-#[derive(Debug)]
 pub(crate) struct Backstop {
     /// `None` while no tick is due anywhere: an idle timer holds no tokio
     /// timer and costs no wake-ups.

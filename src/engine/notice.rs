@@ -33,7 +33,6 @@ impl Reasons {
     }
 }
 
-#[derive(Debug)]
 pub(crate) struct Notice {
     /// Reasons rung since the task last looked.
     pending: AtomicU8,

@@ -65,7 +65,6 @@ const REQUESTED: u8 = 0b01;
 /// A thread is running passes.
 const RUNNING: u8 = 0b10;
 
-#[derive(Debug)]
 pub(crate) struct PassLock<T> {
     state: Mutex<T>,
     /// `REQUESTED` and `RUNNING`.

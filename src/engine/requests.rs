@@ -111,7 +111,6 @@ pub(crate) trait Work<T> {
     fn retire(&self, state: &mut T);
 }
 
-#[derive(Debug)]
 pub(crate) struct Requests<T> {
     lock: PassLock<T>,
     /// A whole pass is wanted.

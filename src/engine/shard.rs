@@ -49,7 +49,6 @@ use crate::stats::LatenessHistogram;
 /// Wakers collected under a shard lock before it is released to wake them.
 pub(crate) const WAKE_BATCH: usize = 64;
 
-#[derive(Debug)]
 #[repr(align(128))] // one shard's lock word never shares a cache line with another's
 pub(crate) struct Shard {
     wheel: WheelLock<TimerWheel>,

@@ -50,14 +50,8 @@ use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize};
 /// any panic: see `unwind.rs`).
 pub(crate) struct Kick(pub(crate) Box<dyn Fn() + Send + Sync + UnwindSafe + RefUnwindSafe>);
 
-impl std::fmt::Debug for Kick {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Kick")
-    }
-}
 
 /// The capacity budget of a timer built with `max_pending`.
-#[derive(Debug)]
 #[repr(align(128))] // keep the contended counter off everyone else's cache line
 pub(crate) struct Capacity {
     live: AtomicUsize,
@@ -71,7 +65,6 @@ pub(crate) struct AtCapacity {
     pub(crate) max: usize,
 }
 
-#[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// Where `now` is read: the driver's runtime's clock.

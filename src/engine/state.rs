@@ -28,7 +28,6 @@ pub(crate) struct Config {
 }
 
 /// Everything behind a [`Timer`](crate::Timer) handle, shared with the driver task.
-#[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) shared: Arc<Shared>,
     pub(crate) shards: Box<[Arc<Shard>]>,
