@@ -217,11 +217,10 @@ impl<T> Requests<T> {
         let mut answer = Answer::default();
         loop {
             match catch_unwind(AssertUnwindSafe(|| self.run_once(party, work, wake_up))) {
-                Ok(this) => {
-                    answer.tell_task |= this.tell_task;
-                    answer.left_here |= this.left_here;
-                    answer.ran_here = this.ran_here;
-                    return answer;
+                // Only a second panic (which returns) sets more than `panics`.
+                Ok(mut this) => {
+                    this.panics = answer.panics;
+                    return this;
                 }
                 Err(payload) => {
                     drop_payload(payload);

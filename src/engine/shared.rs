@@ -50,7 +50,6 @@ use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize};
 /// any panic: see `unwind.rs`).
 pub(crate) struct Kick(pub(crate) Box<dyn Fn() + Send + Sync + UnwindSafe + RefUnwindSafe>);
 
-
 /// The capacity budget of a timer built with `max_pending`.
 #[repr(align(128))] // keep the contended counter off everyone else's cache line
 pub(crate) struct Capacity {
