@@ -19,19 +19,10 @@
 //! still reports it.)
 
 #[cfg(feature = "tracing")]
-macro_rules! debug {
-    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
+macro_rules! event {
+    ($level:ident, $msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
         $crate::engine::trace::contained(|| {
-            ::tracing::debug!(target: "tickwheel", $($field = $value,)* $msg)
-        })
-    };
-}
-
-#[cfg(feature = "tracing")]
-macro_rules! trace {
-    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
-        $crate::engine::trace::contained(|| {
-            ::tracing::trace!(target: "tickwheel", $($field = $value,)* $msg)
+            ::tracing::$level!(target: "tickwheel", $($field = $value,)* $msg)
         })
     };
 }
@@ -44,21 +35,20 @@ pub(crate) fn contained(event: impl FnOnce()) {
 }
 
 #[cfg(not(feature = "tracing"))]
+macro_rules! event {
+    ($level:ident, $msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
+        if false {
+            $(let _ = &$value;)*
+        }
+    };
+}
+
 macro_rules! debug {
-    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
-        if false {
-            $(let _ = &$value;)*
-        }
-    };
+    ($($event:tt)*) => { $crate::engine::trace::event!(debug, $($event)*) };
 }
 
-#[cfg(not(feature = "tracing"))]
 macro_rules! trace {
-    ($msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
-        if false {
-            $(let _ = &$value;)*
-        }
-    };
+    ($($event:tt)*) => { $crate::engine::trace::event!(trace, $($event)*) };
 }
 
-pub(crate) use {debug, trace};
+pub(crate) use {debug, event, trace};
