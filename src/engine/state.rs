@@ -68,36 +68,28 @@ impl Inner {
         // Read the origin on the runtime's clock: a paused test runtime's
         // clock is not the system clock.
         let source = TimeSource::for_runtime(handle);
-        let mut grid_missed = false;
-        let origin = {
-            let _guard = handle.enter();
-            let now = Instant::now();
-            // On a clock that runs (every runtime's, unless tokio's test
-            // clock is compiled in and the runtime is current-thread, whose
-            // driver meets tokio's grid its own way: see `tokio_compat.rs`),
-            // whole milliseconds of tick count from a point of tokio's grid.
-            if !source.may_pause() && config.tick_ns % 1_000_000 == 0 {
-                on_tokio_grid(now).unwrap_or_else(|| {
-                    grid_missed = true;
-                    debug!(
-                        "tokio's millisecond grid not found: sleeps may fire up to 1 ms later than tokio's",
-                        tick_ns = config.tick_ns
-                    );
-                    now
-                })
-            } else {
-                now
-            }
-        };
+        let _runtime = handle.enter();
+        let now = Instant::now();
+        // On a clock that runs (every runtime's, unless tokio's test clock
+        // is compiled in and the runtime is current-thread, whose driver
+        // meets tokio's grid its own way: see `tokio_compat.rs`), whole
+        // milliseconds of tick count from a point of tokio's grid.
+        let grid =
+            (!source.may_pause() && config.tick_ns % 1_000_000 == 0).then(|| on_tokio_grid(now));
+        let grid_missed = grid == Some(None);
+        if grid_missed {
+            debug!(
+                "tokio's millisecond grid not found: sleeps may fire up to 1 ms later than tokio's",
+                tick_ns = config.tick_ns
+            );
+        }
+        let origin = grid.flatten().unwrap_or(now);
         let shared = Arc::new(Shared::new(
             Clock::new(origin, config.tick_ns),
             source,
             config.max_pending,
         ));
-        {
-            let _guard = handle.enter();
-            shared.look_for_pause();
-        }
+        shared.look_for_pause();
         let count = config.shards.unwrap_or_else(|| default_shards(handle));
         let shards = (0..count)
             .map(|_| {
