@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 
-use crate::engine::raw::lock::{WheelGuard, WheelLock};
+use crate::engine::raw::lock::WheelLock;
 use crate::engine::shared::Shared;
 use crate::engine::spare;
 use crate::engine::sync;
@@ -51,6 +51,8 @@ pub(crate) const WAKE_BATCH: usize = 64;
 
 #[repr(align(128))] // one shard's lock word never shares a cache line with another's
 pub(crate) struct Shard {
+    /// The lock does not poison (`raw/lock.rs`): no user code runs under
+    /// it, so only a wheel's own debug assertion can panic there.
     wheel: WheelLock<TimerWheel>,
     pub(crate) shared: Arc<Shared>,
     /// The wheel's processed mark ([`TimerWheel::elapsed`]), published by each
@@ -75,19 +77,11 @@ impl Shard {
         }
     }
 
-    /// Locks the wheel. The lock does not poison (`raw/lock.rs`): no user
-    /// code runs under it, so only a wheel's own debug assertion can panic
-    /// there.
-    #[inline]
-    fn lock(&self) -> WheelGuard<'_, TimerWheel> {
-        self.wheel.lock()
-    }
-
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
     pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
         let mut waker = Some(spare::clone_of(waker));
         let outcome = {
-            let mut wheel = self.lock();
+            let mut wheel = self.wheel.lock();
             let outcome = wheel.insert(deadline_ns, &mut waker);
             if let Insert::Registered { tick, .. } = outcome {
                 self.lower_due(tick);
@@ -116,7 +110,7 @@ impl Shard {
         passed: impl FnOnce() -> bool,
     ) -> Polled {
         let (check, unchecked) = {
-            let mut wheel = self.lock();
+            let mut wheel = self.wheel.lock();
             let check = wheel.check_waker(key, waker);
             (
                 check,
@@ -134,7 +128,7 @@ impl Shard {
             WakerCheck::Same => Polled::Pending,
             WakerCheck::Different => {
                 let new = waker.clone();
-                let swapped = self.lock().swap_waker(key, new);
+                let swapped = self.wheel.lock().swap_waker(key, new);
                 // Old waker, or the new one handed back: dropped unlocked.
                 if swapped.is_ok() {
                     Polled::Pending
@@ -151,7 +145,7 @@ impl Shard {
     /// for is gone: it is told (a sleep still alive then, the dropping one
     /// included, is looked for again once a second).
     pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
-        let waker = self.lock().remove(key);
+        let waker = self.wheel.lock().remove(key);
         if waker.is_some() {
             self.removed_one();
         }
@@ -171,7 +165,7 @@ impl Shard {
     /// list it stays in was told when it was linked.
     pub(crate) fn reset(&self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {
         let outcome = {
-            let mut wheel = self.lock();
+            let mut wheel = self.wheel.lock();
             let outcome = wheel.reset(key, deadline_ns, unchecked);
             if let Reset::Moved { tick } = outcome {
                 self.lower_due(tick);
@@ -225,7 +219,7 @@ impl Shard {
     }
 
     pub(crate) fn is_live(&self, key: Key) -> bool {
-        self.lock().is_live(key)
+        self.wheel.lock().is_live(key)
     }
 
     /// Fires every entry due by `now_tick` (`now_ns`), waking their tasks in
@@ -245,7 +239,7 @@ impl Shard {
         let mut fired = 0u64;
         loop {
             let next = {
-                let mut wheel = self.lock();
+                let mut wheel = self.wheel.lock();
                 let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
                 // Before the wakes below: a woken task reads it.
                 self.processed.store(wheel.elapsed(), Ordering::Release);
@@ -269,19 +263,19 @@ impl Shard {
     /// registrations are refused), then wakes their tasks outside the lock,
     /// counting wakers that panic in `panics`. Returns how many were pending.
     pub(crate) fn close_and_drain(&self, wakers: &mut Vec<Waker>, panics: &AtomicU64) -> usize {
-        let total = self.lock().close_and_drain(wakers);
+        let total = self.wheel.lock().close_and_drain(wakers);
         wake_all(wakers, panics);
         total
     }
 
     /// The number of entries registered now.
     pub(crate) fn pending(&self) -> usize {
-        self.lock().pending()
+        self.wheel.lock().pending()
     }
 
     /// Adds this shard's counters, entry storage and lateness to `tally`.
     pub(crate) fn tally_into(&self, tally: &mut Tally) {
-        let wheel = self.lock();
+        let wheel = self.wheel.lock();
         let c = wheel.counters();
         tally.pending += wheel.pending();
         tally.registered += c.registered;
@@ -296,7 +290,7 @@ impl Shard {
     /// check one shard's lock does not block another.
     #[cfg(test)]
     pub(crate) fn hold_lock(&self) -> impl Sized + '_ {
-        self.lock()
+        self.wheel.lock()
     }
 }
 
@@ -425,7 +419,7 @@ mod tests {
         );
         let mut woken = Vec::new();
         assert!(matches!(
-            a.lock().advance(5, 5_000_000, &mut woken, 8),
+            a.wheel.lock().advance(5, 5_000_000, &mut woken, 8),
             crate::engine::wheel::Advance::Idle
         ));
         assert_eq!(woken.len(), 1);
@@ -457,12 +451,12 @@ mod tests {
             fn wake(self: Arc<Self>) {}
         }
         let (a, _) = two_shards();
-        a.lock().retire_every_key();
+        a.wheel.lock().retire_every_key();
         let task = Arc::new(Task);
         let waker = Waker::from(Arc::clone(&task));
         let mut clone = Some(waker.clone());
         assert!(matches!(
-            a.lock().insert(5_000_000, &mut clone),
+            a.wheel.lock().insert(5_000_000, &mut clone),
             Insert::NoKeys
         ));
         assert!(clone.is_some(), "the wheel handed the waker back");
@@ -547,7 +541,7 @@ mod tests {
     #[test]
     fn a_held_shard_lock_does_not_block_another_shard() {
         let (a, b) = two_shards();
-        let held = a.lock();
+        let held = a.wheel.lock();
         let (tx, rx) = mpsc::channel();
         let b2 = b.clone();
         let worker = std::thread::spawn(move || {
@@ -564,6 +558,6 @@ mod tests {
             .expect("registration in shard b waited on shard a's lock");
         drop(held);
         worker.join().unwrap();
-        assert_eq!(b.lock().pending(), 0);
+        assert_eq!(b.wheel.lock().pending(), 0);
     }
 }
