@@ -106,25 +106,19 @@ impl Alarm {
         if self.retired {
             return Arming::Off;
         }
-        if self.boundary == Some(boundary)
-            && self.sleep.as_ref().is_some_and(|sleep| !sleep.is_elapsed())
-        {
-            // Armed for it already. Arming again would be worse than
-            // useless: tokio may call the hook from inside a reset to a
-            // processed deadline (the early arm), and the pass that call
-            // asks for would arm again, round and round.
-            return Arming::Waiting;
-        }
-        if !self.arm_early
-            && self.boundary == Some(boundary)
-            && self.sleep.as_ref().is_some_and(|sleep| sleep.is_elapsed())
-            && now() < boundary
-        {
-            // tokio fired the sleep before its deadline, which it does only
-            // as it shuts its timers down (tokio's alternative timer, before
-            // the runtime drops its tasks: assumption 4 in
-            // `tokio_compat.rs`), when a reset would panic. Left to the
-            // backstop, which the shutdown ends anyway.
+        // Whether the sleep armed for `boundary` has fired, if it is.
+        let fired = (self.boundary == Some(boundary))
+            .then(|| self.sleep.as_ref().map(|sleep| sleep.is_elapsed()))
+            .flatten();
+        // Armed for it already (not fired): arming again would be worse
+        // than useless: tokio may call the hook from inside a reset to a
+        // processed deadline (the early arm), and the pass that call asks
+        // for would arm again, round and round. Or tokio fired the sleep
+        // before its deadline, which it does only as it shuts its timers
+        // down (tokio's alternative timer, before the runtime drops its
+        // tasks: assumption 4 in `tokio_compat.rs`), when a reset would
+        // panic: left to the backstop, which the shutdown ends anyway.
+        if fired == Some(false) || (fired == Some(true) && !self.arm_early && now() < boundary) {
             return Arming::Waiting;
         }
         self.boundary = Some(boundary);
