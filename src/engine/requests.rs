@@ -242,10 +242,6 @@ impl<T> Requests<T> {
 
     fn run_once(&self, party: Party, work: &impl Work<T>, mut wake_up: bool) -> Answer {
         let mut answer = Answer::default();
-        // A registration that could not keep the hook armed does not try
-        // again in this run (tokio answered "processed" for every instant
-        // it offered): the scan is the task's.
-        let mut hook_refused = false;
         let ran = self.lock.request(|state| {
             if self.retire.load(Ordering::SeqCst) {
                 work.retire(state);
@@ -267,10 +263,13 @@ impl<T> Requests<T> {
                     Outcome::Armed
                 };
                 // A scan raised while a registration runs (the hook's,
-                // called from inside an arm that tokio fired at once).
+                // called from inside an arm that tokio fired at once). A
+                // registration that could not keep the hook armed does not
+                // try again in this run (tokio answered "processed" for
+                // every instant it offered): the scan is the task's.
                 let raised = !party.may_scan() && self.scan.load(Ordering::SeqCst);
                 match armed {
-                    Outcome::Armed if raised && !hook_refused => work.keep_hook(state),
+                    Outcome::Armed if raised && !answer.left_here => work.keep_hook(state),
                     Outcome::Armed if raised => Outcome::LeftToTask,
                     other => other,
                 }
@@ -288,7 +287,6 @@ impl<T> Requests<T> {
                     let _ = self.scan.swap(true, Ordering::SeqCst);
                     answer.tell_task = true;
                     answer.left_here = true;
-                    hook_refused |= !party.may_scan();
                 }
                 Outcome::Armed => {}
             }
