@@ -581,7 +581,7 @@ impl Timer {
     /// # }
     /// ```
     pub fn tick(&self) -> Duration {
-        Duration::from_nanos(self.inner.config().tick_ns)
+        Duration::from_nanos(self.inner.config.tick_ns)
     }
 
     /// The number of slots in one revolution (a power of two).
@@ -596,7 +596,7 @@ impl Timer {
     /// # }
     /// ```
     pub fn slots(&self) -> usize {
-        self.inner.config().slots
+        self.inner.config.slots
     }
 
     /// The number of shards (see [`Builder::shards`]).

@@ -245,7 +245,7 @@ impl Work<PassState> for Driver {
                 panic!("a pass panics (test)");
             }
             if shared.is_orphaned() && self.retiring(target) {
-                if inner.no_sleeps_alive() {
+                if inner.sleeps() == 0 {
                     state.alarm.disarm();
                     return Outcome::Stop(Stop::Retire);
                 }
@@ -485,7 +485,7 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
 async fn drive(driver: &Driver) {
     let inner = &*driver.inner;
     let shared = &inner.shared;
-    let mut backstop = Backstop::new(inner.config().tick_ns);
+    let mut backstop = Backstop::new(inner.config.tick_ns);
     debug!("driver started", shards = inner.shards.len() as u64);
     // The first pass is the task's start, not a wake-up.
     let mut pass = Some(false);

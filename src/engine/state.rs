@@ -57,7 +57,7 @@ pub(crate) struct Inner {
     /// Told when `drained` is set, for whatever waits on something other
     /// than the wheel for the timer's end (see [`Inner::drained`]).
     drained_told: Arc<Notify>,
-    config: Config,
+    pub(crate) config: Config,
 }
 
 impl Inner {
@@ -116,10 +116,6 @@ impl Inner {
         })
     }
 
-    pub(crate) fn config(&self) -> &Config {
-        &self.config
-    }
-
     /// Cancels every registered timer, wakes its task and refuses new ones.
     /// Returns how many were pending. Idempotent.
     pub(crate) fn shut_down(&self) -> usize {
@@ -169,26 +165,22 @@ impl Inner {
         }
     }
 
-    /// No `Sleep` or `Timeout` of this timer exists any more (each holds a
-    /// reference to its shard; the shards are otherwise only held here).
-    pub(crate) fn no_sleeps_alive(&self) -> bool {
+    /// The `Sleep`s and `Timeout`s of this timer that exist now: each holds
+    /// a reference to its shard, and the shards are otherwise only held
+    /// here.
+    pub(crate) fn sleeps(&self) -> usize {
         self.shards
             .iter()
-            .all(|shard| Arc::strong_count(shard) == 1)
+            .map(|shard| Arc::strong_count(shard) - 1)
+            .sum()
     }
 
     /// Sleeps and timeouts that exist now (created, not dropped): the
     /// capacity counter of a bounded timer (exactly what `max_pending`
-    /// refuses at), or else the references to the shards beyond this
-    /// struct's own, one per sleep (as in `no_sleeps_alive`), so an
-    /// unbounded timer pays nothing on the hot path for this figure.
+    /// refuses at), or else [`Inner::sleeps`], so an unbounded timer pays
+    /// nothing on the hot path for this figure.
     pub(crate) fn live(&self) -> usize {
-        self.shared.live().unwrap_or_else(|| {
-            self.shards
-                .iter()
-                .map(|shard| Arc::strong_count(shard) - 1)
-                .sum()
-        })
+        self.shared.live().unwrap_or_else(|| self.sleeps())
     }
 
     /// Timers registered in the wheel now, over every shard (each locked in
