@@ -38,16 +38,6 @@ use std::sync::PoisonError;
 
 use crate::engine::sync::{AtomicU8, Mutex, MutexGuard};
 
-/// Who ran the passes a [`PassLock::request`] asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ran {
-    /// This call, on this thread.
-    Here,
-    /// The party running passes already (or that became the runner first):
-    /// it runs this request before it lets go.
-    Elsewhere,
-}
-
 /// Lets the lock go if a pass unwinds out of [`PassLock::request`]; on the
 /// normal way out the runner lets go itself (and forgets this guard).
 struct LetGoOnUnwind<'a>(&'a AtomicU8);
@@ -85,13 +75,14 @@ impl<T> PassLock<T> {
     /// a runner that let go with a request raised would leave it to nobody
     /// (a `pass` with nothing left to do returns at once instead).
     ///
-    /// Returns [`Ran::Here`] if this call ran the passes, or
-    /// [`Ran::Elsewhere`] if it left its request to the runner. If `pass`
+    /// Returns `true` if this call ran the passes, `false` if it left its
+    /// request to the runner (the party running passes already, or that
+    /// became the runner first). If `pass`
     /// panics, the lock is let go and the panic goes on unwinding (see the
     /// module docs).
-    pub(crate) fn request(&self, mut pass: impl FnMut(&mut T)) -> Ran {
+    pub(crate) fn request(&self, mut pass: impl FnMut(&mut T)) -> bool {
         if self.flags.fetch_or(REQUESTED, Ordering::AcqRel) & RUNNING != 0 {
-            return Ran::Elsewhere; // the runner sees it before it stops
+            return false; // the runner sees it before it stops
         }
         // Become the runner, taking every request raised so far.
         if self
@@ -101,7 +92,7 @@ impl<T> PassLock<T> {
         {
             // Another thread became the runner (and took this request), or
             // has already run it.
-            return Ran::Elsewhere;
+            return false;
         }
         // Declared before the state's guard, so dropped after it: on unwind
         // the mutex is free before another party can become the runner.
@@ -121,7 +112,7 @@ impl<T> PassLock<T> {
             {
                 Ok(_) => {
                     std::mem::forget(running);
-                    return Ran::Here;
+                    return true;
                 }
                 Err(_) => {
                     self.flags.fetch_and(!REQUESTED, Ordering::AcqRel);
@@ -164,7 +155,7 @@ mod tests {
             })
         }));
         assert!(unwound.is_err());
-        assert_eq!(lock.request(|passes| *passes += 1), Ran::Here);
+        assert!(lock.request(|passes| *passes += 1));
         assert_eq!(*lock.lock(), 2);
     }
 
@@ -176,13 +167,13 @@ mod tests {
         let lock = PassLock::new(0u32);
         let unwound = catch_unwind(AssertUnwindSafe(|| {
             lock.request(|_| {
-                assert_eq!(lock.request(|_| unreachable!("left")), Ran::Elsewhere);
+                assert!(!lock.request(|_| unreachable!("left")));
                 panic!("a pass panics");
             })
         }));
         assert!(unwound.is_err());
         assert_eq!(lock.flags.load(Ordering::SeqCst), REQUESTED);
-        assert_eq!(lock.request(|passes| *passes += 1), Ran::Here);
+        assert!(lock.request(|passes| *passes += 1));
         assert_eq!(*lock.lock(), 1, "one pass for both requests");
         assert_eq!(lock.flags.load(Ordering::SeqCst), 0);
     }
@@ -193,10 +184,10 @@ mod tests {
         let inner = lock.request(|passes| {
             *passes += 1;
             if *passes == 1 {
-                assert_eq!(lock.request(|_| unreachable!("left")), Ran::Elsewhere);
+                assert!(!lock.request(|_| unreachable!("left")));
             }
         });
-        assert_eq!(inner, Ran::Here);
+        assert!(inner);
         assert_eq!(*lock.lock(), 2, "the runner ran the request left to it");
     }
 }

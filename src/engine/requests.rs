@@ -35,7 +35,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use crate::engine::pass_lock::{PassLock, Ran};
+use crate::engine::pass_lock::PassLock;
 use crate::engine::sync::{AtomicBool, AtomicU8};
 use crate::engine::unwind::drop_payload;
 
@@ -291,7 +291,7 @@ impl<T> Requests<T> {
                 Outcome::Armed => {}
             }
         });
-        answer.ran_here = ran == Ran::Here;
+        answer.ran_here = ran;
         answer
     }
 }
