@@ -40,7 +40,8 @@ def count(lines):
                 i += 1
                 depth += t.count("{") - t.count("}")
                 opened |= "{" in t
-                if (opened and depth <= 0) or (not opened and t.strip().endswith(";")):
+                # A field or a struct literal's field ends at its `,`.
+                if (opened and depth <= 0) or (not opened and t.strip().endswith((";", ","))):
                     break
         elif s and not s.startswith("//"):
             n += 1
