@@ -188,7 +188,7 @@ impl Backstop {
     }
 
     /// Test-only: one whose period has backed off all the way.
-    #[cfg(test)]
+    #[cfg(all(test, not(tickwheel_loom)))]
     pub(crate) fn backed_off(tick_ns: u64) -> Self {
         let mut backstop = Backstop::new(tick_ns);
         backstop.period = backstop.slack * WATCHDOG_MAX;
@@ -196,7 +196,7 @@ impl Backstop {
     }
 
     /// Test-only: the period, and the instant the sleep is armed for.
-    #[cfg(test)]
+    #[cfg(all(test, not(tickwheel_loom)))]
     pub(crate) fn armed(&self) -> (Duration, Option<tokio::time::Instant>) {
         (
             self.period,
