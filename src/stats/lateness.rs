@@ -1,7 +1,7 @@
 //! The lateness histogram: each wheel records its fired timers into one,
 //! `Timer::stats` merges them into a [`LatenessHistogram`] for
 //! [`Stats`](crate::Stats), and its buckets are what an exporter
-//! (Prometheus, the `metrics` facade) reads. `Lateness` in `stats.rs` is its
+//! (Prometheus, the `metrics` facade) reads. `Lateness` in `stats/mod.rs` is its
 //! summary.
 //!
 //! Layout: lateness is recorded in whole microseconds (truncated), exactly
