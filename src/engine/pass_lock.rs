@@ -77,9 +77,8 @@ impl<T> PassLock<T> {
     ///
     /// Returns `true` if this call ran the passes, `false` if it left its
     /// request to the runner (the party running passes already, or that
-    /// became the runner first). If `pass`
-    /// panics, the lock is let go and the panic goes on unwinding (see the
-    /// module docs).
+    /// became the runner first). If `pass` panics, the lock is let go and
+    /// the panic goes on unwinding (see the module docs).
     pub(crate) fn request(&self, mut pass: impl FnMut(&mut T)) -> bool {
         if self.flags.fetch_or(REQUESTED, Ordering::AcqRel) & RUNNING != 0 {
             return false; // the runner sees it before it stops
