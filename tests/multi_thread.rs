@@ -12,8 +12,14 @@ use std::time::Duration;
 use tickwheel::Timer;
 use tokio::time::Instant;
 
+/// 2,000 sleeps on a real 2-worker runtime: none fires early, and none
+/// completes much later than a `tokio::time` sleep with the same deadline,
+/// awaited beside it in the same task (the contract: never later than
+/// tokio). The bound is relative to tokio because the runtime itself can be
+/// late: under valgrind, which runs one thread at a time, both kinds of
+/// sleep were seen to complete 3.2 s after their deadline, together.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_time_sleeps_never_fire_early() {
+async fn real_time_sleeps_never_fire_early_nor_much_later_than_tokios() {
     let _watchdog = common::Watchdog::start();
     let timer = Timer::new();
     let mut tasks = Vec::new();
@@ -22,15 +28,28 @@ async fn real_time_sleeps_never_fire_early() {
         tasks.push(tokio::spawn(async move {
             let sleep = timer.sleep(Duration::from_millis(1 + i % 300));
             let deadline = sleep.deadline();
-            sleep.await;
-            let now = Instant::now();
-            assert!(now >= deadline, "fired {:?} early", deadline - now);
-            now - deadline
+            let tokios = tokio::time::sleep_until(deadline);
+            let (ours, theirs) = tokio::join!(
+                async {
+                    sleep.await;
+                    Instant::now()
+                },
+                async {
+                    tokios.await;
+                    Instant::now()
+                }
+            );
+            assert!(ours >= deadline, "fired {:?} early", deadline - ours);
+            (ours, theirs)
         }));
     }
     for task in tasks {
-        let late = task.await.unwrap();
-        assert!(late < Duration::from_secs(2), "late by {late:?}");
+        let (ours, theirs) = task.await.unwrap();
+        let after = ours.saturating_duration_since(theirs);
+        assert!(
+            after < Duration::from_secs(1),
+            "completed {after:?} after tokio's sleep with the same deadline"
+        );
     }
     assert_eq!(timer.pending(), 0);
 }
