@@ -251,19 +251,18 @@ impl<P> Wheel<P> {
                 if first > by || settled(&best, first) {
                     break;
                 }
-                let mut lap_best: Option<(u64, u32)> = None;
+                // Of this lap's nodes earlier than the best before it, the
+                // last of the earliest tick.
+                let before = best.map(|(b, _, _)| b);
                 let mut at = head;
                 while at != NIL {
                     let node_tick = tick_at(at);
-                    if lap_best.is_none_or(|(b, _)| node_tick <= b) {
-                        lap_best = Some((node_tick, at));
-                    }
-                    at = self.slab.at(at).next();
-                }
-                if let Some((node_tick, at)) = lap_best {
-                    if best.is_none_or(|(b, _, _)| node_tick < b) {
+                    if before.is_none_or(|b| node_tick < b)
+                        && best.is_none_or(|(b, _, _)| node_tick <= b)
+                    {
                         best = Some((node_tick, at, Source::Lap));
                     }
+                    at = self.slab.at(at).next();
                 }
             }
         }
