@@ -578,18 +578,16 @@ impl<P> Wheel<P> {
         }
         if after == NIL {
             push_front(&mut self.slab, &mut self.due, index, List::Due);
-            if self.due_tail == NIL {
-                self.due_tail = index;
-            }
-            return;
-        }
-        let next = self.slab.at(after).next();
-        self.slab.at_mut(index).set_links(after, next, true);
-        self.slab.at_mut(after).set_next(index);
-        if next == NIL {
-            self.due_tail = index;
         } else {
-            self.slab.at_mut(next).prev = index;
+            let next = self.slab.at(after).next();
+            self.slab.at_mut(index).set_links(after, next, true);
+            self.slab.at_mut(after).set_next(index);
+            if next != NIL {
+                self.slab.at_mut(next).prev = index;
+            }
+        }
+        if self.slab.at(index).next() == NIL {
+            self.due_tail = index;
         }
     }
 }
