@@ -566,13 +566,11 @@ impl<P> Slab<P> {
     /// Returns `false` once no index is left.
     #[cold]
     fn grow(&mut self) -> bool {
-        if let Some(first) = self.pages.first() {
-            let len = first.slots();
-            if len > 0 && len < PAGE_LEN {
-                // A trimmed first page need not be a power of two.
-                self.extend_page(0, (len * 2).min(PAGE_LEN));
-                return true;
-            }
+        let len = self.pages.first().map_or(0, Page::slots);
+        if (1..PAGE_LEN).contains(&len) {
+            // A trimmed first page need not be a power of two.
+            self.extend_page(0, (len * 2).min(PAGE_LEN));
+            return true;
         }
         let reuse = self
             .pages
