@@ -188,13 +188,10 @@ impl TimerWheel {
         }
         let taken = waker.take().expect("insert is given a waker");
         let deadline = Deadline::from_ns(deadline_ns);
-        let key = match self.wheel.slab.insert(taken, deadline) {
-            Ok(key) => key,
-            Err(taken) => {
-                // Back to the caller, which drops it after the lock.
-                *waker = Some(taken);
-                return Insert::NoKeys;
-            }
+        let inserted = self.wheel.slab.insert(taken, deadline);
+        // A refused waker goes back to the caller, which drops it after the lock.
+        let Ok(key) = inserted.map_err(|taken| *waker = Some(taken)) else {
+            return Insert::NoKeys;
         };
         self.counters.registered += 1;
         if self.fresh < FRESH_MAX {
