@@ -75,13 +75,15 @@ pub(crate) struct Counters {
     pub(crate) migrated: u64,
 }
 
-/// The tick the driver must wake for a deadline of `ns` filed under `tick`:
-/// `u64::MAX` (never) for one that can never come due, so registering it
-/// never notifies the driver.
+/// The tick the driver must wake for a deadline of `ns`: the one it is filed
+/// under, or `u64::MAX` (never) for one that can never come due, so
+/// registering it never notifies the driver. A `u64::MAX` is never processed
+/// (the clock stops at the last tick before it), and [`Wheel::file`] files a
+/// deadline out of reach in the `never` list whatever its tick.
 #[inline]
-fn wake_tick(wheel: &Wheel<Waker>, ns: u64, tick: u64) -> u64 {
+fn wake_tick(wheel: &Wheel<Waker>, ns: u64) -> u64 {
     if wheel.reachable(ns) {
-        tick
+        wheel.tick_of(ns)
     } else {
         u64::MAX
     }
@@ -182,7 +184,7 @@ impl TimerWheel {
         if self.shutdown {
             return Insert::Shutdown;
         }
-        let tick = self.wheel.tick_of(deadline_ns);
+        let tick = wake_tick(&self.wheel, deadline_ns);
         if tick <= self.wheel.elapsed {
             return Insert::Elapsed;
         }
@@ -203,7 +205,6 @@ impl TimerWheel {
             self.widen_if_big();
             self.wheel.file(key.index, deadline.ns(), tick);
         }
-        let tick = wake_tick(&self.wheel, deadline.ns(), tick);
         Insert::Registered { key, tick }
     }
 
@@ -284,7 +285,7 @@ impl TimerWheel {
             node.set_mark(unchecked);
             return Reset::InPlace;
         }
-        let tick = self.wheel.tick_of(deadline_ns);
+        let tick = wake_tick(&self.wheel, deadline_ns);
         self.unlink(fresh, key.index);
         if tick <= self.wheel.elapsed {
             self.counters.cancelled += 1;
@@ -294,7 +295,6 @@ impl TimerWheel {
         node.deadline = deadline;
         node.set_mark(unchecked);
         self.wheel.file(key.index, deadline.ns(), tick);
-        let tick = wake_tick(&self.wheel, deadline.ns(), tick);
         Reset::Moved { tick }
     }
 
