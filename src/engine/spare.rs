@@ -56,10 +56,7 @@ pub(crate) fn clone_of(waker: &Waker) -> Waker {
             None
         }
     });
-    match kept {
-        Ok(Some(kept)) => kept,
-        _ => waker.clone(),
-    }
+    kept.ok().flatten().unwrap_or_else(|| waker.clone())
 }
 
 /// Keeps `waker` for the thread's next registration of the same task,
