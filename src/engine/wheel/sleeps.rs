@@ -401,8 +401,7 @@ impl TimerWheel {
                 self.counters.fired += 1;
                 // The chains are narrowed (if the wheel empties) once the
                 // walk is done, not under it.
-                let (node, _) = wheel.slab.remove(head);
-                let waker = node.payload;
+                let waker = wheel.slab.remove(head).0.payload;
                 // Its task is woken once the batch is full or the bucket done,
                 // after the lock is released: start loading it now.
                 prefetch::waker_target(&waker);
