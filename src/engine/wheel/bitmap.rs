@@ -33,8 +33,7 @@ impl Bitmap {
     /// The first set slot at or after `from`, if any (no wrap-around).
     pub(crate) fn next_set(&self, from: usize) -> Option<usize> {
         let mut word_index = from / 64;
-        let first = *self.words.get(word_index)?;
-        let mut word = first & (u64::MAX << (from % 64));
+        let mut word = *self.words.get(word_index)? & (u64::MAX << (from % 64));
         loop {
             if word != 0 {
                 return Some(word_index * 64 + word.trailing_zeros() as usize);
