@@ -519,17 +519,14 @@ impl<P> Slab<P> {
                 if index == 0 {
                     released |= page.trim();
                 }
-                if anywhere {
-                    continue;
+                if !anywhere {
+                    break;
                 }
-                break;
+            } else if !page.pairs.is_empty() {
+                page.release(0);
+                self.allocated -= 1;
+                released = true;
             }
-            if page.pairs.is_empty() {
-                continue;
-            }
-            page.release(0);
-            self.allocated -= 1;
-            released = true;
         }
         // Released pages keep their place (and floor) in `pages`: 32 bytes
         // per 1024 slots of the slab's peak.
