@@ -465,7 +465,7 @@ impl<P> Wheel<P> {
 
     /// Links the unlinked node at `index` into the `fresh` list, whose
     /// nodes wait unfiled until the next advance files them
-    /// ([`Wheel::file_fresh`]). Pushing and unlinking there is a few writes
+    /// ([`TimerWheel::file_fresh`]). Pushing and unlinking there is a few writes
     /// to one head: a timer cancelled before the driver's next pass (most
     /// timeouts) never touches a bucket or the bitmap. A node there carries
     /// the flag a queue's `due` nodes do ([`Node::is_due`]: no wheel uses
@@ -474,14 +474,6 @@ impl<P> Wheel<P> {
     #[inline(always)]
     pub(crate) fn push_fresh(&mut self, index: u32) {
         push_front(&mut self.slab, &mut self.fresh, index, List::Fresh);
-    }
-
-    /// Files every node of the `fresh` list where its deadline says (every
-    /// one is of a tick after `elapsed`: an insert into a processed tick is
-    /// refused, and only an advance moves `elapsed`, after calling this).
-    pub(crate) fn file_fresh(&mut self) {
-        let fresh = std::mem::replace(&mut self.fresh, NIL);
-        self.file_all(fresh);
     }
 
     /// Files every node of the unlinked list starting at `at` where its

@@ -448,10 +448,13 @@ impl TimerWheel {
         before
     }
 
-    /// Files every entry of the fresh list where its deadline says.
+    /// Files every entry of the fresh list where its deadline says (every
+    /// one is of a tick after `elapsed`: an insert into a processed tick is
+    /// refused, and only an advance moves `elapsed`, after calling this).
     pub(super) fn file_fresh(&mut self) {
         self.widen_if_big();
-        self.wheel.file_fresh();
+        let fresh = std::mem::replace(&mut self.wheel.fresh, NIL);
+        self.wheel.file_all(fresh);
         self.fresh = 0;
     }
 
