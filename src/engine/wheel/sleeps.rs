@@ -246,11 +246,12 @@ impl TimerWheel {
         }
     }
 
-    /// Frees the unlinked entry at `index` and returns its waker; a shard
-    /// left with no entry releases its pages but the first, and its chains
-    /// but the first.
+    /// Frees the unlinked entry at `index`, counted as cancelled, and
+    /// returns its waker; a shard left with no entry releases its pages but
+    /// the first, and its chains but the first.
     #[inline]
     fn take(&mut self, index: u32) -> Waker {
+        self.counters.cancelled += 1;
         let (node, _) = self.wheel.slab.remove(index);
         release_if_empty(&mut self.wheel);
         node.payload
@@ -261,7 +262,6 @@ impl TimerWheel {
     #[inline]
     pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
         self.unlink(self.wheel.slab.get(key)?.is_due(), key.index);
-        self.counters.cancelled += 1;
         Some(self.take(key.index))
     }
 
@@ -288,7 +288,6 @@ impl TimerWheel {
         let tick = wake_tick(&self.wheel, deadline_ns);
         self.unlink(fresh, key.index);
         if tick <= self.wheel.elapsed {
-            self.counters.cancelled += 1;
             return Reset::Elapsed(self.take(key.index));
         }
         let node = self.wheel.slab.at_mut(key.index);
