@@ -111,11 +111,8 @@ impl Shard {
     ) -> Polled {
         let (check, unchecked) = {
             let mut wheel = self.wheel.lock();
-            let check = wheel.check_waker(key, waker);
-            (
-                check,
-                check != WakerCheck::Gone && wheel.take_unchecked(key),
-            )
+            // A gone entry has no mark: `take_unchecked` answers `false`.
+            (wheel.check_waker(key, waker), wheel.take_unchecked(key))
         };
         if unchecked && passed() {
             // Fired meanwhile or not, the sleep is complete; a waker taken
