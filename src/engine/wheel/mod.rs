@@ -403,10 +403,9 @@ impl<P> Wheel<P> {
             (&mut self.ring[chain], List::Bucket(chain), Placed::At(tick))
         } else {
             let lap = self.geometry.lap(tick);
-            let low = (lap & LAP_MASK) as u32;
             (
                 self.overflow.head_mut(lap),
-                List::Overflow(low),
+                List::Overflow((lap & LAP_MASK) as u32),
                 Placed::At(tick),
             )
         };
