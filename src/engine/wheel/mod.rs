@@ -499,11 +499,10 @@ impl<P> Wheel<P> {
     pub(crate) fn extend(&mut self, index: u32, deadline: Deadline) -> Option<&mut Node<P>> {
         let reachable = self.reachable(deadline.ns());
         let node = self.slab.at_mut(index);
-        if reachable && !node.is_due() && deadline >= node.deadline {
+        (reachable && !node.is_due() && deadline >= node.deadline).then(move || {
             node.deadline = deadline;
-            return Some(node);
-        }
-        None
+            node
+        })
     }
 
     /// Moves `elapsed` forward (every ring bucket up to `elapsed` must be
