@@ -543,13 +543,11 @@ impl<P> Slab<P> {
             let base = (page_index << PAGE_SHIFT) as u32;
             for (pair_index, pair) in page.pairs.iter_mut().enumerate().rev() {
                 for side in [1, 0] {
+                    let index = base + (2 * pair_index + side) as u32;
                     // A slot at the last generation is retired.
                     if let Slot::Vacant { next_free } = &mut pair.slots[side] {
                         if pair.generations[side] != u32::MAX {
-                            *next_free = std::mem::replace(
-                                &mut self.free,
-                                base + (2 * pair_index + side) as u32,
-                            );
+                            *next_free = std::mem::replace(&mut self.free, index);
                             self.free_len += 1;
                         }
                     }
