@@ -182,10 +182,9 @@ pub(crate) struct Key {
 #[derive(Debug)]
 enum Slot<P> {
     Occupied(Node<P>),
-    /// Free; `next_free` continues the free list ([`NIL`] at its end).
-    Vacant {
-        next_free: u32,
-    },
+    /// Free; the index it holds continues the free list ([`NIL`] at its
+    /// end).
+    Vacant(u32),
 }
 
 /// Two slots and their generations side by side, so a slot and its
@@ -362,7 +361,7 @@ impl<P> Slab<P> {
         let (page, offset) = split(index);
         let page = &mut self.pages[page];
         let (slot, &mut generation) = page.slot_mut(offset);
-        let Slot::Vacant { next_free } = *slot else {
+        let Slot::Vacant(next_free) = *slot else {
             unreachable!("slot {index} is on the free list while occupied");
         };
         *slot = Slot::Occupied(Node {
@@ -431,7 +430,7 @@ impl<P> Slab<P> {
         let (page, offset) = split(index);
         match self.pages[page].slot_mut(offset).0 {
             Slot::Occupied(node) => node,
-            Slot::Vacant { .. } => unreachable!("slot {index} is linked while vacant"),
+            Slot::Vacant(_) => unreachable!("slot {index} is linked while vacant"),
         }
     }
 
@@ -455,7 +454,7 @@ impl<P> Slab<P> {
         };
         let retire = *generation == u32::MAX;
         let next_free = if retire { NIL } else { self.free };
-        let Slot::Occupied(node) = std::mem::replace(slot, Slot::Vacant { next_free }) else {
+        let Slot::Occupied(node) = std::mem::replace(slot, Slot::Vacant(next_free)) else {
             unreachable!("slot {index} removed while vacant");
         };
         if !retire {
@@ -487,7 +486,7 @@ impl<P> Slab<P> {
             for pair in &mut page.pairs {
                 for (slot, generation) in pair.slots.iter_mut().zip(&mut pair.generations) {
                     if matches!(slot, Slot::Occupied(_)) {
-                        *slot = Slot::Vacant { next_free: NIL };
+                        *slot = Slot::Vacant(NIL);
                         // A slot at the last generation stays there, retired
                         // by the rebuild below.
                         *generation = generation.saturating_add(1);
@@ -545,7 +544,7 @@ impl<P> Slab<P> {
                 for side in [1, 0] {
                     let index = base + (2 * pair_index + side) as u32;
                     // A slot at the last generation is retired.
-                    if let Slot::Vacant { next_free } = &mut pair.slots[side] {
+                    if let Slot::Vacant(next_free) = &mut pair.slots[side] {
                         if pair.generations[side] != u32::MAX {
                             *next_free = std::mem::replace(&mut self.free, index);
                             self.free_len += 1;
@@ -595,18 +594,14 @@ impl<P> Slab<P> {
         let page = &mut self.pages[index];
         let (old, floor) = (page.slots(), page.floor);
         self.allocated += usize::from(old == 0);
-        let vacant = |offset: usize| Slot::Vacant {
-            next_free: base + offset as u32 + 1,
-        };
+        let vacant = |offset: usize| Slot::Vacant(base + offset as u32 + 1);
         page.pairs.reserve_exact((len - old) / 2);
         page.pairs.extend((old..len).step_by(2).map(|offset| Pair {
             slots: [vacant(offset), vacant(offset + 1)],
             generations: [floor; 2],
         }));
         // The last new slot continues the free list as it was.
-        page.pairs[len / 2 - 1].slots[1] = Slot::Vacant {
-            next_free: self.free,
-        };
+        page.pairs[len / 2 - 1].slots[1] = Slot::Vacant(self.free);
         self.free = base + old as u32;
         self.free_len += len - old;
     }
