@@ -447,25 +447,22 @@ impl<P> Slab<P> {
     pub(crate) fn remove(&mut self, index: u32) -> (Node<P>, Key) {
         let (page_index, offset) = split(index);
         let page = &mut self.pages[page_index];
-        let (slot, generation) = page.slot_mut(offset);
-        let key = Key {
-            index,
-            generation: *generation,
-        };
-        let retire = *generation == u32::MAX;
+        let (slot, current) = page.slot_mut(offset);
+        let generation = *current;
+        let retire = generation == u32::MAX;
         let next_free = if retire { NIL } else { self.free };
         let Slot::Occupied(node) = std::mem::replace(slot, Slot::Vacant(next_free)) else {
             unreachable!("slot {index} removed while vacant");
         };
         if !retire {
             // The next key from this slot can never equal the one just used.
-            *generation += 1;
+            *current += 1;
             self.free = index;
             self.free_len += 1;
         }
         page.used -= 1;
         self.len -= 1;
-        (node, key)
+        (node, Key { index, generation })
     }
 
     /// With no node left, releases every page but the first (a timer shard
