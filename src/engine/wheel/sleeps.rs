@@ -5,7 +5,7 @@
 
 use std::task::Waker;
 
-use super::slab::{Slab, NIL, PAGE_LEN};
+use super::slab::{Node, Slab, NIL, PAGE_LEN};
 use super::{Deadline, Key, List, Wheel};
 use crate::engine::raw::prefetch;
 use crate::stats::LatenessHistogram;
@@ -218,10 +218,7 @@ impl TimerWheel {
     /// deadline that has passed. Clears the mark.
     #[inline]
     pub(crate) fn take_unchecked(&mut self, key: Key) -> bool {
-        self.wheel
-            .slab
-            .get_mut(key)
-            .is_some_and(|node| node.take_mark())
+        self.wheel.slab.get_mut(key).is_some_and(Node::take_mark)
     }
 
     /// Whether a registered entry's waker already wakes the task of `waker`
