@@ -313,8 +313,7 @@ impl TimerWheel {
         loop {
             let stop = self.wheel.next_stop();
             let Some((bucket, tick)) = stop.filter(|&(_, tick)| tick <= now_tick) else {
-                let elapsed = self.wheel.elapsed.max(now_tick);
-                self.counters.migrated += self.wheel.set_elapsed(elapsed);
+                self.counters.migrated += self.wheel.set_elapsed(self.wheel.elapsed.max(now_tick));
                 return stop.map_or(Advance::Idle, |(_, tick)| Advance::Until(tick));
             };
             if let Some(slot) = bucket {
