@@ -286,15 +286,12 @@ impl<P> Wheel<P> {
     /// far lap moves in, whose head comes due in it. `false` means
     /// "search".
     pub(crate) fn still_waits_for(&self, tick: u64) -> bool {
-        if self.geometry.in_ring(self.elapsed, tick)
-            && self.head_due_at(self.geometry.bucket(tick), tick)
-        {
-            return true;
-        }
-        self.overflow.first().is_some_and(|lap| {
-            self.geometry.move_in_tick(lap) == tick
-                && self.occupied.is_empty()
-                && self.in_own_lap(self.overflow.head(lap), lap)
-        })
+        (self.geometry.in_ring(self.elapsed, tick)
+            && self.head_due_at(self.geometry.bucket(tick), tick))
+            || self.overflow.first().is_some_and(|lap| {
+                self.geometry.move_in_tick(lap) == tick
+                    && self.occupied.is_empty()
+                    && self.in_own_lap(self.overflow.head(lap), lap)
+            })
     }
 }
