@@ -88,18 +88,17 @@ impl<P> Wheel<P> {
     /// so the next walk does not meet them again.
     fn sweep(&mut self, seen: u64) {
         while let Some((bucket, tick)) = self.next_stop().filter(|&(_, tick)| tick <= seen) {
-            let Some(bucket) = bucket else {
-                // The ring is empty: the first far lap moves in.
-                self.set_elapsed(tick);
-                continue;
-            };
-            if self.head_due_at(bucket, tick) {
-                return;
+            // Without a bucket the ring is empty: the first far lap moves in.
+            if let Some(bucket) = bucket {
+                if self.head_due_at(bucket, tick) {
+                    return;
+                }
+                self.refile(self.ring[bucket], tick);
+                if self.ring[bucket] != NIL {
+                    continue;
+                }
             }
-            self.refile(self.ring[bucket], tick);
-            if self.ring[bucket] == NIL {
-                self.set_elapsed(tick);
-            }
+            self.set_elapsed(tick);
         }
     }
 
