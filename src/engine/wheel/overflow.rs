@@ -148,15 +148,11 @@ impl Overflow {
         );
         self.base = base;
         let end = base.saturating_add(NEAR as u64);
-        while let Some(entry) = self.far.first_entry() {
-            if *entry.key() >= end {
-                break;
-            }
+        while let Some(entry) = self.far.first_entry().filter(|entry| *entry.key() < end) {
             let (lap, head) = entry.remove_entry();
             let slot = Self::slot(lap);
             debug_assert!(self.occupied & (1 << slot) == 0, "slot of lap {lap} taken");
-            self.occupied |= 1 << slot;
-            self.near[slot] = head;
+            *self.head_mut(lap) = head;
         }
     }
 
