@@ -228,9 +228,7 @@ impl<P> Page<P> {
             .pairs
             .iter()
             .rposition(|pair| {
-                pair.slots
-                    .iter()
-                    .any(|slot| matches!(slot, Slot::Occupied(_)))
+                matches!(pair.slots, [Slot::Occupied(_), _] | [_, Slot::Occupied(_)])
                     || pair.generations.contains(&u32::MAX)
             })
             .map_or(0, |last| last + 1);
