@@ -431,11 +431,10 @@ impl TimerWheel {
             let head = self.wheel.overflow.take(lap);
             self.free_list(head, out);
         }
-        let never = std::mem::replace(&mut self.wheel.never, NIL);
-        self.free_list(never, out);
-        let fresh = std::mem::replace(&mut self.wheel.fresh, NIL);
-        self.fresh = 0;
-        self.free_list(fresh, out);
+        for head in [self.wheel.never, self.wheel.fresh] {
+            self.free_list(head, out);
+        }
+        (self.wheel.never, self.wheel.fresh, self.fresh) = (NIL, NIL, 0);
         // Only now: narrowing the ring under the walk would cut it short.
         release_if_empty(&mut self.wheel);
         debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
