@@ -32,12 +32,11 @@
 //! no request is left to nobody, and the panic ends here, counted in
 //! [`Answer::panics`], not in tokio's timer processing or a user's poll.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
 use crate::engine::pass_lock::PassLock;
 use crate::engine::sync::{AtomicBool, AtomicU8};
-use crate::engine::unwind::drop_payload;
+use crate::engine::unwind::run_contained;
 
 /// Who asks, which decides what it may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,30 +213,23 @@ impl<T> Requests<T> {
     /// Runs every request raised so far, and those raised meanwhile, as far
     /// as `party` may, containing a pass that panics (see the module docs).
     fn run(&self, party: Party, work: &impl Work<T>, wake_up: bool) -> Answer {
+        // A run that panics leaves `answer` as it was: only a second panic
+        // sets more than `panics`.
         let mut answer = Answer::default();
-        loop {
-            match catch_unwind(AssertUnwindSafe(|| self.run_once(party, work, wake_up))) {
-                // Only a second panic (which returns) sets more than `panics`.
-                Ok(mut this) => {
-                    this.panics = answer.panics;
-                    return this;
-                }
-                Err(payload) => {
-                    drop_payload(payload);
-                    answer.panics += 1;
-                    // The pass may have taken the scan before it panicked.
-                    let _ = self.scan.swap(true, Ordering::SeqCst);
-                    if answer.panics > 1 {
-                        // Twice in a row: the scan stays raised for the
-                        // task. The task itself does not run it again at
-                        // once (a pass that always panics would spin): its
-                        // backstop runs it, once it finds the tick late.
-                        answer.tell_task = true;
-                        return answer;
-                    }
-                }
+        for panics in 0..2 {
+            if run_contained(|| answer = self.run_once(party, work, wake_up)) {
+                answer.panics = panics;
+                return answer;
             }
+            // The pass may have taken the scan before it panicked.
+            let _ = self.scan.swap(true, Ordering::SeqCst);
         }
+        // Twice in a row: the scan stays raised for the task. The task
+        // itself does not run it again at once (a pass that always panics
+        // would spin): its backstop runs it, once it finds the tick late.
+        answer.panics = 2;
+        answer.tell_task = true;
+        answer
     }
 
     fn run_once(&self, party: Party, work: &impl Work<T>, mut wake_up: bool) -> Answer {
