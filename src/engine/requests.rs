@@ -57,7 +57,6 @@ impl Party {
 
 /// Why the driver task ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
 pub(crate) enum Stop {
     /// Not asked to.
     Running = 0,
@@ -65,16 +64,6 @@ pub(crate) enum Stop {
     Retire = 1,
     /// The timer is shut down, or the alarm retired.
     Off = 2,
-}
-
-impl Stop {
-    fn from_u8(value: u8) -> Stop {
-        match value {
-            0 => Stop::Running,
-            1 => Stop::Retire,
-            _ => Stop::Off,
-        }
-    }
 }
 
 /// What a pass or an arm left the driver waiting for.
@@ -171,7 +160,11 @@ impl<T> Requests<T> {
 
     /// Why the task must end, if it must.
     pub(crate) fn stopped(&self) -> Stop {
-        Stop::from_u8(self.stop.load(Ordering::SeqCst))
+        match self.stop.load(Ordering::SeqCst) {
+            0 => Stop::Running,
+            1 => Stop::Retire,
+            _ => Stop::Off,
+        }
     }
 
     /// Whether a scan is raised and not yet run (left to the task).
