@@ -13,10 +13,9 @@
 //! and takes no lock.
 
 use std::sync::atomic::Ordering;
-use std::sync::PoisonError;
 use std::task::{Context, Poll, Waker};
 
-use crate::engine::sync::{AtomicU8, Mutex};
+use crate::engine::sync::{lock, AtomicU8, Mutex};
 
 /// Why the task is told: a set of these bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,11 +55,7 @@ impl Notice {
             // it before it waits.
             return;
         }
-        let task = self
-            .task
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let task = lock(&self.task).take();
         if let Some(task) = task {
             task.wake();
         }
@@ -73,11 +68,7 @@ impl Notice {
         if rung != 0 {
             return Poll::Ready(Reasons(rung));
         }
-        let replaced = self
-            .task
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(cx.waker().clone());
+        let replaced = lock(&self.task).replace(cx.waker().clone());
         drop(replaced); // outside the lock
                         // A ring between the swap above and the waker's store took no
                         // waker: look again now that the waker is in place.

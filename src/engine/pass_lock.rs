@@ -34,9 +34,8 @@
 //! panic (`requests.rs`), hands them on.
 
 use std::sync::atomic::Ordering;
-use std::sync::PoisonError;
 
-use crate::engine::sync::{AtomicU8, Mutex, MutexGuard};
+use crate::engine::sync::{lock, AtomicU8, Mutex, MutexGuard};
 
 /// Lets the lock go if a pass unwinds out of [`PassLock::request`]; on the
 /// normal way out the runner lets go itself (and forgets this guard).
@@ -133,7 +132,7 @@ impl<T> PassLock<T> {
     /// tests and models once every party is done. Not to be called from
     /// inside a pass.
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 }
 

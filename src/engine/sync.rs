@@ -17,3 +17,12 @@ pub(crate) use std::sync::{Mutex, MutexGuard};
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 #[cfg(tickwheel_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
+
+use std::sync::PoisonError;
+
+/// Locks `mutex`, poisoned or not: the state behind each of these locks is
+/// left whole by a panic (a pass that panics, see `pass_lock.rs`; the
+/// notice's waker slot is only ever taken or replaced).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
