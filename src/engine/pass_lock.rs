@@ -79,17 +79,16 @@ impl<T> PassLock<T> {
     /// became the runner first). If `pass` panics, the lock is let go and
     /// the panic goes on unwinding (see the module docs).
     pub(crate) fn request(&self, mut pass: impl FnMut(&mut T)) -> bool {
-        if self.flags.fetch_or(REQUESTED, Ordering::AcqRel) & RUNNING != 0 {
-            return false; // the runner sees it before it stops
-        }
-        // Become the runner, taking every request raised so far.
-        if self
-            .flags
-            .compare_exchange(REQUESTED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
+        // Raise the request; unless a runner is running (it sees the
+        // request before it stops), become the runner, taking every request
+        // raised so far. That fails if another thread became the runner
+        // (and took this request), or has already run it.
+        if self.flags.fetch_or(REQUESTED, Ordering::AcqRel) & RUNNING != 0
+            || self
+                .flags
+                .compare_exchange(REQUESTED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
         {
-            // Another thread became the runner (and took this request), or
-            // has already run it.
             return false;
         }
         // Declared before the state's guard, so dropped after it: on unwind
@@ -104,18 +103,15 @@ impl<T> PassLock<T> {
             // synchronises with a request raised after the failed
             // compare-and-swap (a store would overwrite that request unseen,
             // and the pass below could miss what it asked for).
-            match self
+            if self
                 .flags
                 .compare_exchange(RUNNING, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
             {
-                Ok(_) => {
-                    std::mem::forget(running);
-                    return true;
-                }
-                Err(_) => {
-                    self.flags.fetch_and(!REQUESTED, Ordering::AcqRel);
-                }
+                std::mem::forget(running);
+                return true;
             }
+            self.flags.fetch_and(!REQUESTED, Ordering::AcqRel);
         }
     }
 
