@@ -64,23 +64,18 @@ impl Notice {
     /// The reasons rung since the last `Ready`; otherwise the task in `cx`
     /// is woken by the next ring.
     pub(crate) fn poll_rung(&self, cx: &mut Context<'_>) -> Poll<Reasons> {
-        let rung = self.pending.swap(0, Ordering::AcqRel);
-        if rung != 0 {
-            return Poll::Ready(Reasons(rung));
+        if let Some(rung) = self.take() {
+            return Poll::Ready(rung);
         }
         let replaced = lock(&self.task).replace(cx.waker().clone());
         drop(replaced); // outside the lock
-                        // A ring between the swap above and the waker's store took no
+                        // A ring between the take above and the waker's store took no
                         // waker: look again now that the waker is in place.
-        let rung = self.pending.swap(0, Ordering::AcqRel);
-        if rung != 0 {
-            return Poll::Ready(Reasons(rung));
-        }
-        Poll::Pending
+        self.take().map_or(Poll::Pending, Poll::Ready)
     }
 
-    /// Takes what was rung without waiting (the models' view).
-    #[cfg(any(test, tickwheel_loom))]
+    /// Takes what was rung without waiting (the task's two looks, and the
+    /// models' view).
     pub(crate) fn take(&self) -> Option<Reasons> {
         match self.pending.swap(0, Ordering::AcqRel) {
             0 => None,
