@@ -515,16 +515,8 @@ async fn drive(driver: &Driver) {
                 continue;
             }
         }
-        match driver.requests.stopped() {
-            Stop::Running => {}
-            Stop::Retire => {
-                debug!("driver stopping: no timer handle or sleep is left");
-                return;
-            }
-            Stop::Off => {
-                debug!("driver stopping: the timer was shut down");
-                return;
-            }
+        if driver.requests.stopped() != Stop::Running {
+            break;
         }
         backstop.cover(inner);
         let woke = poll_fn(|cx| {
@@ -571,6 +563,10 @@ async fn drive(driver: &Driver) {
                 None => {}
             },
         }
+    }
+    match driver.requests.stopped() {
+        Stop::Retire => debug!("driver stopping: no timer handle or sleep is left"),
+        _ => debug!("driver stopping: the timer was shut down"),
     }
 }
 
