@@ -390,16 +390,13 @@ impl Driver {
         for shard in inner.shards.iter() {
             // A shard with nothing due by now is not locked (see
             // `Shard::due`): a pass costs in proportion to the busy shards.
-            let due = shard.due();
-            let next_here = if due > now_tick {
-                due
-            } else {
-                let (fired_here, next) =
-                    shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
+            let mut due = shard.due();
+            if due <= now_tick {
+                let fired_here;
+                (fired_here, due) = shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
                 fired += fired_here;
-                next
-            };
-            next = next.min(next_here);
+            }
+            next = next.min(due);
         }
         // The tick to wake for: the earliest found, or a racing
         // registration's (see the target handshake in `shared.rs`).
