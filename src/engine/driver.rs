@@ -244,20 +244,34 @@ impl Work<PassState> for Driver {
             {
                 panic!("a pass panics (test)");
             }
-            if shared.is_orphaned() && self.retiring(target) {
-                if inner.sleeps() == 0 {
-                    state.alarm.disarm();
-                    return Outcome::Stop(Stop::Retire);
+            // With no `Timer` handle left, the driver retires once nothing
+            // is registered either and no sleep is alive. A shard's `due` can
+            // stay at the tick of an entry cancelled since (a far timeout
+            // dropped), so a target to wake for says nothing: the shards are
+            // counted.
+            if shared.is_orphaned() {
+                match inner.pending() {
+                    0 if inner.sleeps() == 0 => {
+                        state.alarm.disarm();
+                        return Outcome::Stop(Stop::Retire);
+                    }
+                    // The task's backstop looks again (see
+                    // `backstop::ORPHAN_RECHECK`). Meanwhile the pass goes on
+                    // as any other: a shard may name the tick of an entry
+                    // cancelled since, and the target (which a sleep still
+                    // alive may register against) has been set to it.
+                    0 => debug!(
+                        "driver cannot retire yet: no timer handle is left, but sleeps are alive",
+                        live = inner.live() as u64
+                    ),
+                    // Parked with only timers that never fire: say what
+                    // keeps it (a pass with ticks to process is just working).
+                    pending if target == u64::MAX => debug!(
+                        "driver cannot retire: no timer handle is left, but timers that never fire are registered",
+                        pending = pending as u64
+                    ),
+                    _ => {}
                 }
-                // The task's backstop looks again (see
-                // `backstop::ORPHAN_RECHECK`). Meanwhile the pass goes on as
-                // any other: a shard may name the tick of an entry
-                // cancelled since, and the target (which a sleep still
-                // alive may register against) has been set to it.
-                debug!(
-                    "driver cannot retire yet: no timer handle is left, but sleeps are alive",
-                    live = inner.live() as u64
-                );
             }
             let Some(boundary) = shared.clock.tick_instant(target) else {
                 state.alarm.disarm();
@@ -329,24 +343,6 @@ impl Work<PassState> for Driver {
 }
 
 impl Driver {
-    /// With no `Timer` handle left: whether nothing is registered either
-    /// (then the pass retires the driver if no sleep is alive, or parks).
-    /// A shard's `due` can stay at the tick of an entry cancelled since (a
-    /// far timeout dropped), so a target to wake for says nothing: the
-    /// shards are counted.
-    fn retiring(&self, target: u64) -> bool {
-        let pending = self.inner.pending();
-        if pending > 0 && target == u64::MAX {
-            // Parked with only timers that never fire: say what keeps it
-            // (a pass with ticks to process is just working).
-            debug!(
-                "driver cannot retire: no timer handle is left, but timers that never fire are registered",
-                pending = pending as u64
-            );
-        }
-        pending == 0
-    }
-
     /// Asks for a whole pass, run here and now, or by the party running
     /// requests now (see `requests.rs`), and tells the task if the answer
     /// says so.
