@@ -18,20 +18,14 @@
 //! that panics loses that event and nothing else. (The process's panic hook
 //! still reports it.)
 
-#[cfg(feature = "tracing")]
-macro_rules! event {
-    ($level:ident, $msg:literal $(, $field:ident = $value:expr)* $(,)?) => {
-        $crate::engine::trace::contained(|| {
-            ::tracing::$level!(target: "tickwheel", $($field = $value,)* $msg)
-        })
-    };
-}
-
 /// Emits an event, containing a panic of the subscriber's.
 #[cfg(feature = "tracing")]
-#[inline]
-pub(crate) fn contained(event: impl FnOnce()) {
-    let _ = crate::engine::unwind::run_contained(event);
+macro_rules! event {
+    ($level:ident, $msg:literal $(, $field:ident = $value:expr)* $(,)?) => {{
+        let _ = $crate::engine::unwind::run_contained(|| {
+            ::tracing::$level!(target: "tickwheel", $($field = $value,)* $msg)
+        });
+    }};
 }
 
 #[cfg(not(feature = "tracing"))]
