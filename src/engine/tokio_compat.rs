@@ -246,16 +246,10 @@ pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
     loop {
         let found = checked_mark().and_then(|first| {
             let second = checked_mark()?;
-            let apart = if second >= first {
-                second - first
-            } else {
-                first - second
-            };
-            if apart.as_nanos() % 1_000_000 == 0 {
-                Ok(second)
-            } else {
-                Err(Search::NotTokiosGrid)
-            }
+            let apart = second.max(first) - second.min(first);
+            (apart.as_nanos() % 1_000_000 == 0)
+                .then_some(second)
+                .ok_or(Search::NotTokiosGrid)
         });
         match found {
             Ok(mark) => return Some(last_grid_point(mark, origin)),
