@@ -161,19 +161,16 @@ impl Alarm {
     fn set(&mut self, at: Instant, hook: &Waker) -> Poll<()> {
         let mut polled = Poll::Pending;
         let set = crate::engine::unwind::run_contained(|| {
-            let sleep = match &mut self.sleep {
-                Some(sleep) => {
-                    sleep.as_mut().reset(at);
-                    sleep
-                }
-                None => {
-                    // The hook can arm too, from inside tokio's timer
-                    // processing: make the sleep on the timer's runtime,
-                    // whatever is current.
-                    let _runtime = self.runtime.enter();
-                    self.sleep.insert(Box::pin(tokio::time::sleep_until(at)))
-                }
-            };
+            if let Some(sleep) = &mut self.sleep {
+                sleep.as_mut().reset(at);
+            }
+            let sleep = self.sleep.get_or_insert_with(|| {
+                // The hook can arm too, from inside tokio's timer
+                // processing: make the sleep on the timer's runtime,
+                // whatever is current.
+                let _runtime = self.runtime.enter();
+                Box::pin(tokio::time::sleep_until(at))
+            });
             let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
             polled = Pin::new(&mut unbudgeted).poll(&mut Context::from_waker(hook));
         });
