@@ -305,12 +305,12 @@ impl Work<PassState> for Driver {
         // Read under the pass lock, which a scan holds too: never the
         // `u64::MAX` a scan's start stores.
         let tick = shared.target();
-        let Some(boundary) = shared.clock.tick_instant(tick) else {
-            return Outcome::Armed; // no clock reaches it: nothing to arm
-        };
-        if state.alarm.wakes_by(boundary) {
+        // No clock reaches it (nothing to arm), or the alarm wakes the
+        // driver by then already.
+        let boundary = shared.clock.tick_instant(tick);
+        let Some(boundary) = boundary.filter(|&at| !state.alarm.wakes_by(at)) else {
             return Outcome::Armed;
-        }
+        };
         trace!("driver re-armed", next_tick = tick);
         match state.alarm.arm(boundary, &self.hook, || shared.now()) {
             Arming::Waiting => Outcome::Armed,
