@@ -421,11 +421,9 @@ impl Driver {
 struct Hook(Weak<Driver>);
 
 impl Wake for Hook {
+    // Only `wake`: tokio fires a timer by waking its waker by value, and a
+    // `wake_by_ref` (std's default) clones the `Arc` and calls this.
     fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
         if let Some(driver) = self.0.upgrade() {
             #[cfg(test)]
             if driver.hook_suppressed.load(Ordering::SeqCst) {
