@@ -227,7 +227,7 @@ impl<T> Requests<T> {
 
     fn run_once(&self, party: Party, work: &impl Work<T>, mut wake_up: bool) -> Answer {
         let mut answer = Answer::default();
-        let ran = self.lock.request(|state| {
+        answer.ran_here = self.lock.request(|state| {
             if self.retire.load(Ordering::SeqCst) {
                 work.retire(state);
                 self.set_stop(Stop::Off);
@@ -276,7 +276,6 @@ impl<T> Requests<T> {
                 Outcome::Armed => {}
             }
         });
-        answer.ran_here = ran;
         answer
     }
 }
