@@ -261,20 +261,15 @@ impl<T> Requests<T> {
             };
             wake_up = true;
             match outcome {
-                Outcome::Stop(why) => {
-                    self.set_stop(why);
-                    answer.tell_task = true; // the task ends
-                }
-                Outcome::LeftToHook => {
+                Outcome::Stop(why) => self.set_stop(why),
+                Outcome::LeftToHook | Outcome::LeftToTask => {
                     let _ = self.scan.swap(true, Ordering::SeqCst);
-                }
-                Outcome::LeftToTask => {
-                    let _ = self.scan.swap(true, Ordering::SeqCst);
-                    answer.tell_task = true;
-                    answer.left_here = true;
                 }
                 Outcome::Armed => {}
             }
+            // The task is told of a scan left to it, and that it ends.
+            answer.left_here |= outcome == Outcome::LeftToTask;
+            answer.tell_task |= answer.left_here || matches!(outcome, Outcome::Stop(_));
         });
         answer
     }
