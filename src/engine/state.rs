@@ -91,13 +91,9 @@ impl Inner {
         ));
         shared.look_for_pause();
         let count = config.shards.unwrap_or_else(|| default_shards(handle));
+        let wheel = || TimerWheel::new(config.slots, config.tick_ns);
         let shards = (0..count)
-            .map(|_| {
-                Arc::new(Shard::new(
-                    TimerWheel::new(config.slots, config.tick_ns),
-                    shared.clone(),
-                ))
-            })
+            .map(|_| Arc::new(Shard::new(wheel(), shared.clone())))
             .collect();
         Arc::new(Inner {
             shared,
