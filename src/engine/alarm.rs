@@ -122,11 +122,11 @@ impl Alarm {
             return Arming::Waiting;
         }
         self.boundary = Some(boundary);
-        if self.arm_early && self.set(early_arm(boundary), hook).is_pending() {
-            return self.waiting();
-        }
-        if self.set(boundary, hook).is_pending() {
-            return self.waiting();
+        let early = self.arm_early.then(|| early_arm(boundary));
+        for at in early.into_iter().chain([boundary]) {
+            if let Some(armed) = self.set(at, hook) {
+                return armed;
+            }
         }
         if now() >= boundary {
             return Arming::Due;
@@ -135,22 +135,15 @@ impl Alarm {
         // is the least it can still fire for.
         // If even that is processed, left to the backstop: see the module
         // docs.
-        if let Some(later) = boundary.checked_add(Duration::from_millis(1)) {
-            let _ = self.set(later, hook);
-        }
-        self.waiting()
-    }
-
-    /// `Waiting`, or `Off` if arming retired the alarm (see [`Alarm::set`]).
-    fn waiting(&self) -> Arming {
-        if self.retired {
-            Arming::Off
-        } else {
-            Arming::Waiting
+        match boundary.checked_add(Duration::from_millis(1)) {
+            Some(later) => self.set(later, hook).unwrap_or(Arming::Waiting),
+            None => Arming::Waiting,
         }
     }
 
-    /// Sets the tokio sleep to `at` and polls it once with `hook`.
+    /// Sets the tokio sleep to `at` and polls it once with `hook`: `None`
+    /// if tokio fired it on that poll (it has processed `at`), else
+    /// `Waiting`, or `Off` if arming retired the alarm.
     ///
     /// tokio's alternative timer panics in `reset` once its runtime is
     /// shutting down, and calls the hook then (assumption 4 in
@@ -158,7 +151,7 @@ impl Alarm {
     /// the driver task would retire it a moment later.
     /// The poll is outside any task's budget: tokio's budget must never
     /// keep the driver's own timer from registering.
-    fn set(&mut self, at: Instant, hook: &Waker) -> Poll<()> {
+    fn set(&mut self, at: Instant, hook: &Waker) -> Option<Arming> {
         let mut polled = Poll::Pending;
         let set = crate::engine::unwind::run_contained(|| {
             if let Some(sleep) = &mut self.sleep {
@@ -176,8 +169,9 @@ impl Alarm {
         });
         if !set {
             self.retire();
+            return Some(Arming::Off);
         }
-        polled
+        polled.is_pending().then_some(Arming::Waiting)
     }
 
     /// Whether the sleep is armed to wake the driver by `boundary`: armed
@@ -219,8 +213,8 @@ impl Alarm {
         let soon = now() + Duration::from_nanos(1);
         for at in [soon, now() + Duration::from_millis(1)] {
             self.boundary = Some(at);
-            if self.set(at, hook).is_pending() {
-                return self.waiting();
+            if let Some(armed) = self.set(at, hook) {
+                return armed;
             }
         }
         Arming::Due
