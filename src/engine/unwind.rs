@@ -24,13 +24,9 @@ pub(crate) fn drop_payload(payload: Payload) {
 /// Runs `f`, containing any panic it raises (payload dropped safely).
 /// Returns `true` if `f` returned normally.
 pub(crate) fn run_contained(f: impl FnOnce()) -> bool {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(()) => true,
-        Err(payload) => {
-            drop_payload(payload);
-            false
-        }
-    }
+    catch_unwind(AssertUnwindSafe(f))
+        .map_err(drop_payload)
+        .is_ok()
 }
 
 #[cfg(test)]
