@@ -134,7 +134,6 @@
 //! `tests/no_time_driver.rs` (both runtime flavours: `build` and `install`
 //! refuse, the ambient timer panics or errs, nothing completes).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use tokio::runtime::Handle;
@@ -145,7 +144,7 @@ use tokio::time::Instant;
 /// hook before it is caught).
 pub(crate) fn has_time_driver(handle: &Handle) -> bool {
     let _runtime = handle.enter();
-    catch_unwind(AssertUnwindSafe(assert_time_driver)).is_ok()
+    crate::engine::unwind::run_contained(assert_time_driver)
 }
 
 /// Panics with tokio's own message ("timers are disabled ... call
