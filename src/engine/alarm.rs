@@ -210,8 +210,7 @@ impl Alarm {
         if self.wakes_by(now() + Duration::from_millis(1)) {
             return Arming::Waiting;
         }
-        let soon = now() + Duration::from_nanos(1);
-        for at in [soon, now() + Duration::from_millis(1)] {
+        for at in [Duration::from_nanos(1), Duration::from_millis(1)].map(|d| now() + d) {
             self.boundary = Some(at);
             if let Some(armed) = self.set(at, hook) {
                 return armed;
