@@ -388,9 +388,10 @@ impl Driver {
             // `Shard::due`): a pass costs in proportion to the busy shards.
             let mut due = shard.due();
             if due <= now_tick {
-                let fired_here;
-                (fired_here, due) = shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
+                let (fired_here, next_here) =
+                    shard.advance(now_tick, now_ns, buffer, &inner.wake_panics);
                 fired += fired_here;
+                due = next_here;
             }
             next = next.min(due);
         }

@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
-use crate::engine::sync::{lock, AtomicU8, Mutex};
+use crate::engine::sync::{lock_unpoisoned, AtomicU8, Mutex};
 
 /// Why the task is told: a set of these bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,7 @@ impl Notice {
             // it before it waits.
             return;
         }
-        let task = lock(&self.task).take();
+        let task = lock_unpoisoned(&self.task).take();
         if let Some(task) = task {
             task.wake();
         }
@@ -67,10 +67,10 @@ impl Notice {
         if let Some(rung) = self.take() {
             return Poll::Ready(rung);
         }
-        let replaced = lock(&self.task).replace(cx.waker().clone());
-        drop(replaced); // outside the lock
-                        // A ring between the take above and the waker's store took no
-                        // waker: look again now that the waker is in place.
+        let replaced = lock_unpoisoned(&self.task).replace(cx.waker().clone());
+        // Dropped outside the lock. A ring between the take above and the
+        // waker's store took no waker: look again now that it is in place.
+        drop(replaced);
         self.take().map_or(Poll::Pending, Poll::Ready)
     }
 

@@ -35,7 +35,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::engine::sync::{lock, AtomicU8, Mutex, MutexGuard};
+use crate::engine::sync::{lock_unpoisoned, AtomicU8, Mutex, MutexGuard};
 
 /// Lets the lock go if a pass unwinds out of [`PassLock::request`]; on the
 /// normal way out the runner lets go itself (and forgets this guard).
@@ -128,7 +128,7 @@ impl<T> PassLock<T> {
     /// tests and models once every party is done. Not to be called from
     /// inside a pass.
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        lock(&self.state)
+        lock_unpoisoned(&self.state)
     }
 }
 

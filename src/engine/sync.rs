@@ -23,6 +23,6 @@ use std::sync::PoisonError;
 /// Locks `mutex`, poisoned or not: the state behind each of these locks is
 /// left whole by a panic (a pass that panics, see `pass_lock.rs`; the
 /// notice's waker slot is only ever taken or replaced).
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock_unpoisoned<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
