@@ -33,8 +33,10 @@
 //! holds the driver that holds the alarm: a cycle, broken when tokio fires
 //! the sleep or when the alarm lets it go. When the driver task ends (the
 //! timer shut down, or the runtime dropped the task), the task retires the
-//! alarm: the sleep is dropped and no later pass, from a hook still running
-//! on another worker, can arm a new one.
+//! alarm: the sleep is dropped, and the stop that the retirement sets
+//! (`requests.rs`) keeps every later pass, from a hook still running on
+//! another worker, from arming a new one. An arm that fails (below) stops
+//! the driver the same way.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -60,7 +62,8 @@ pub(crate) enum Arming {
     /// [`Alarm::arm_soon`], tokio takes no arm at all. The caller scans, or
     /// leaves the scan to the driver task.
     Due,
-    /// The alarm was retired: nothing is armed and nothing will be.
+    /// Arming failed (tokio's timer shutting down): nothing is armed, and
+    /// the driver stops, so nothing will be.
     Off,
 }
 
@@ -74,7 +77,6 @@ pub(crate) struct Alarm {
     /// can be paused; elsewhere the grid search aligns the ticks instead,
     /// and an early arm would cost a second wake-up per busy tick).
     arm_early: bool,
-    retired: bool,
     /// The runtime the driver runs on, whose clock the sleep uses.
     runtime: Handle,
 }
@@ -87,7 +89,6 @@ impl Alarm {
             runtime,
             sleep: None,
             boundary: None,
-            retired: false,
         }
     }
 
@@ -103,9 +104,6 @@ impl Alarm {
         hook: &Waker,
         now: impl Fn() -> Instant,
     ) -> Arming {
-        if self.retired {
-            return Arming::Off;
-        }
         // Whether the sleep armed for `boundary` has fired, if it is.
         let fired = (self.boundary == Some(boundary))
             .then(|| self.sleep.as_ref().map(|sleep| sleep.is_elapsed()))
@@ -143,12 +141,13 @@ impl Alarm {
 
     /// Sets the tokio sleep to `at` and polls it once with `hook`: `None`
     /// if tokio fired it on that poll (it has processed `at`), else
-    /// `Waiting`, or `Off` if arming retired the alarm.
+    /// `Waiting`, or `Off` if arming failed.
     ///
     /// tokio's alternative timer panics in `reset` once its runtime is
     /// shutting down, and calls the hook then (assumption 4 in
-    /// `tokio_compat.rs`): the panic is contained and the alarm retired, as
-    /// the driver task would retire it a moment later.
+    /// `tokio_compat.rs`): the panic is contained and the alarm disarmed;
+    /// `Off` stops the driver, as the driver task would retire the alarm a
+    /// moment later.
     /// The poll is outside any task's budget: tokio's budget must never
     /// keep the driver's own timer from registering.
     fn set(&mut self, at: Instant, hook: &Waker) -> Option<Arming> {
@@ -168,7 +167,7 @@ impl Alarm {
             polled = Pin::new(&mut unbudgeted).poll(&mut Context::from_waker(hook));
         });
         if !set {
-            self.retire();
+            self.disarm();
             return Some(Arming::Off);
         }
         polled.is_pending().then_some(Arming::Waiting)
@@ -200,9 +199,6 @@ impl Alarm {
     /// later is the least it can still fire for. If that too is processed,
     /// [`Arming::Due`]: the caller leaves the scan to the driver task.
     pub(crate) fn arm_soon(&mut self, hook: &Waker, now: impl Fn() -> Instant) -> Arming {
-        if self.retired {
-            return Arming::Off;
-        }
         // An arm a millisecond on, the fallback below, is as good: taking
         // it for not soon enough would arm again, and again, while tokio
         // keeps answering "processed" for the instant just past now (its
@@ -224,11 +220,5 @@ impl Alarm {
     pub(crate) fn disarm(&mut self) {
         self.sleep = None;
         self.boundary = None;
-    }
-
-    /// Disarms for good (see the module docs).
-    pub(crate) fn retire(&mut self) {
-        self.retired = true;
-        self.disarm();
     }
 }

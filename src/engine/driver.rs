@@ -337,8 +337,10 @@ impl Work<PassState> for Driver {
         }
     }
 
+    /// Disarms the alarm for good: the stop the requests set with it keeps
+    /// every later pass from arming it again (see `alarm.rs`).
     fn retire(&self, state: &mut PassState) {
-        state.alarm.retire();
+        state.alarm.disarm();
     }
 }
 
