@@ -352,13 +352,6 @@ impl Driver {
         self.answered(party, self.requests.pass(party, self, wake_up))
     }
 
-    /// A registration's kick, once it lowered the target: asks for the
-    /// alarm to be armed for the target's boundary. Locks no shard and
-    /// scans nothing (see the module docs).
-    fn request_arm(&self) {
-        let _ = self.answered(Party::Registration, self.requests.arm(self));
-    }
-
     /// Counts the passes that panicked, and rings the task if `answer`
     /// says so.
     fn answered(&self, party: Party, answer: Answer) -> Answer {
@@ -465,9 +458,12 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
     #[cfg(all(test, not(tickwheel_loom)))]
     tests::remember(&exit.0.inner, &exit.0);
     let weak = Arc::downgrade(&exit.0);
+    // A registration's kick, once it lowered the target: asks for the
+    // alarm to be armed for the target's boundary. Locks no shard and scans
+    // nothing (see the module docs).
     let kick = move || {
         if let Some(driver) = weak.upgrade() {
-            driver.request_arm();
+            let _ = driver.answered(Party::Registration, driver.requests.arm(&*driver));
         }
     };
     exit.0.inner.shared.install_kick(Kick(Box::new(kick)));
@@ -1083,7 +1079,9 @@ mod tests {
                     // ...and a kick for a target that is due already
                     // (the sleeps' tick).
                     assert!(driver.inner.shared.target() <= 11);
-                    driver.request_arm();
+                    // The arm request, as the kick makes it.
+                    let arm = driver.requests.arm(&*driver);
+                    let _ = driver.answered(super::Party::Registration, arm);
                     std::thread::current().id()
                 })
                 .join()
