@@ -103,12 +103,6 @@ impl Backstop {
         self.orphan_recheck = ORPHAN_FIRST_RECHECK;
     }
 
-    /// An orphaned driver's look found it may not retire yet: the next one
-    /// twice as long after, up to [`ORPHAN_RECHECK`].
-    pub(crate) fn orphan_looked(&mut self) {
-        self.orphan_recheck = (self.orphan_recheck * 2).min(ORPHAN_RECHECK);
-    }
-
     /// Once it fired: whether the earliest due tick's boundary is the slack
     /// or more behind now: `Some(true)` if some timer is registered too
     /// (the hook has not kept the wheel moving), `Some(false)` if none is
@@ -116,6 +110,10 @@ impl Backstop {
     /// clears). The watchdog's period falls back to the slack if so, backs
     /// off if nothing is due yet (the hook has processed every tick up to
     /// now), and stays as it is in between.
+    ///
+    /// With no tick late and no `Timer` handle left, `Some(false)` too: the
+    /// look at whether the driver may retire, the next one twice as long
+    /// after, up to [`ORPHAN_RECHECK`].
     pub(crate) fn fired(&mut self, inner: &Inner) -> Option<bool> {
         let shared = &inner.shared;
         let now = shared.now();
@@ -128,7 +126,11 @@ impl Backstop {
         } else if boundary.is_none_or(|boundary| boundary > now) {
             self.period = (self.period * 2).min(self.slack * WATCHDOG_MAX);
         }
-        late.then(|| inner.pending() > 0)
+        let orphan_look = !late && shared.is_orphaned();
+        if orphan_look {
+            self.orphan_recheck = (self.orphan_recheck * 2).min(ORPHAN_RECHECK);
+        }
+        (late || orphan_look).then(|| late && inner.pending() > 0)
     }
 
     /// Stores the earliest due tick as the one covered (the handshake), and

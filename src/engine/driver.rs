@@ -528,8 +528,10 @@ async fn drive(driver: &Driver) {
                 pass = Some(true);
             }
             Some(_) => {} // a registration earlier than the backstop: move it
-            None => match backstop.fired(inner) {
-                Some(registered) => {
+            // Else the hook kept the wheel moving: cover its new earliest
+            // tick, a longer period on.
+            None => {
+                if let Some(registered) = backstop.fired(inner) {
                     if registered {
                         debug!(
                             "driver backstop: tokio did not call the driver back in time",
@@ -538,20 +540,13 @@ async fn drive(driver: &Driver) {
                     }
                     // With nothing registered, the late tick is that of an
                     // entry cancelled since: the pass clears it, and is not
-                    // counted (nothing was late).
+                    // counted (nothing was late). With no handle left and
+                    // no tick late, the look at whether the driver may
+                    // retire (see `backstop::ORPHAN_RECHECK`).
                     backstop_pass = registered;
                     pass = Some(true);
                 }
-                // No handle left: the look at whether the driver may
-                // retire (see `backstop::ORPHAN_RECHECK`).
-                None if shared.is_orphaned() => {
-                    backstop.orphan_looked();
-                    pass = Some(true);
-                }
-                // The hook kept the wheel moving: cover its new earliest
-                // tick, a longer period on.
-                None => {}
-            },
+            }
         }
     }
     match driver.requests.stopped() {
