@@ -477,14 +477,13 @@ async fn drive(driver: &Driver) {
     let shared = &inner.shared;
     let mut backstop = Backstop::new(inner.config.tick_ns);
     debug!("driver started", shards = inner.shards.len() as u64);
-    // The first pass is the task's start, not a wake-up.
-    let mut pass = Some(false);
-    // The pass about to run is the backstop's.
-    let mut backstop_pass = false;
+    // The pass to run: whether it is a wake-up (the first is the task's
+    // start), and whether it is the backstop's.
+    let mut pass = Some((false, false));
     loop {
-        if let Some(wake_up) = pass.take() {
+        if let Some((wake_up, backstop_pass)) = pass.take() {
             let answer = driver.request_pass(Party::Task, wake_up);
-            if std::mem::take(&mut backstop_pass) {
+            if backstop_pass {
                 // A pass the backstop ran, or found another party running
                 // (it runs this request too before it lets go).
                 let count = if answer.ran_here {
@@ -501,7 +500,7 @@ async fn drive(driver: &Driver) {
                 // its pass is that party's, and looping on it here would
                 // spin for as long as that pass takes.
                 tokio::task::yield_now().await;
-                pass = Some(true);
+                pass = Some((true, false));
                 continue;
             }
         }
@@ -522,32 +521,29 @@ async fn drive(driver: &Driver) {
             backstop.poll(cx).map(|()| None)
         })
         .await;
-        match woke {
+        pass = match woke {
             Some(why) if why.contains(Reasons::PASS) => {
                 backstop.told();
-                pass = Some(true);
+                Some((true, false))
             }
-            Some(_) => {} // a registration earlier than the backstop: move it
-            // Else the hook kept the wheel moving: cover its new earliest
-            // tick, a longer period on.
-            None => {
-                if let Some(registered) = backstop.fired(inner) {
-                    if registered {
-                        debug!(
-                            "driver backstop: tokio did not call the driver back in time",
-                            due_tick = inner.earliest_due()
-                        );
-                    }
-                    // With nothing registered, the late tick is that of an
-                    // entry cancelled since: the pass clears it, and is not
-                    // counted (nothing was late). With no handle left and
-                    // no tick late, the look at whether the driver may
-                    // retire (see `backstop::ORPHAN_RECHECK`).
-                    backstop_pass = registered;
-                    pass = Some(true);
+            Some(_) => None, // a registration earlier than the backstop: move it
+            // No pass if the hook kept the wheel moving: cover its new
+            // earliest tick, a longer period on.
+            None => backstop.fired(inner).map(|registered| {
+                if registered {
+                    debug!(
+                        "driver backstop: tokio did not call the driver back in time",
+                        due_tick = inner.earliest_due()
+                    );
                 }
-            }
-        }
+                // With nothing registered, the late tick is that of an
+                // entry cancelled since: the pass clears it, and is not
+                // counted (nothing was late). With no handle left and no
+                // tick late, the look at whether the driver may retire
+                // (see `backstop::ORPHAN_RECHECK`).
+                (true, registered)
+            }),
+        };
     }
     match driver.requests.stopped() {
         Stop::Retire => debug!("driver stopping: no timer handle or sleep is left"),
