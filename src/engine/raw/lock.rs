@@ -39,7 +39,6 @@
 //! waiter yields to loom's scheduler, so every loom model that takes a
 //! shard's lock checks this lock too; `loom_wheel_lock_*` check it alone.
 
-use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering;
@@ -108,14 +107,6 @@ impl<T> WheelLock<T> {
                 return;
             }
         }
-    }
-}
-
-impl<T> fmt::Debug for WheelLock<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WheelLock")
-            .field("locked", &self.locked.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
     }
 }
 
