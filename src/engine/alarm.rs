@@ -49,7 +49,6 @@ use tokio::time::Instant;
 use crate::engine::tokio_compat::early_arm;
 
 /// What [`Alarm::arm`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Arming {
     /// Nothing for the caller to do now: the sleep will fire at or after
     /// the boundary and call the hook, or (where tokio calls the boundary,

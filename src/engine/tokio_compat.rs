@@ -261,7 +261,6 @@ pub(crate) fn on_tokio_grid(origin: Instant) -> Option<Instant> {
 }
 
 /// Why a grid search found no mark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Search {
     /// The processed mark moved on while the search ran: try again.
     Outran,
