@@ -493,7 +493,7 @@ async fn drive(driver: &Driver) {
                 };
                 count.fetch_add(1, Ordering::Relaxed);
             }
-            if answer.run_again() && driver.requests.stopped() == Stop::Running {
+            if answer.left_here && driver.requests.stopped() == Stop::Running {
                 // This task's pass ran out of rounds (ticks kept coming due
                 // while it woke tasks): the rest after the tasks it woke had
                 // a turn. Only then: a scan raised while another party runs

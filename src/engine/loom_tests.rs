@@ -984,7 +984,7 @@ mod requests {
             let task = work(wanted, Party::Task, 0, Outcome::Armed);
             let answer = requests.pass(Party::Task, &task, false);
             assert!(
-                !answer.tell(Party::Task) && !answer.run_again(),
+                !answer.tell(Party::Task) && !answer.left_here,
                 "the task told itself"
             );
             let told = [hook, registration]

@@ -280,8 +280,10 @@ impl<T> Requests<T> {
 pub(crate) struct Answer {
     /// A scan was left to the task, or the task must end.
     tell_task: bool,
-    /// A pass run on this thread left a scan to the task.
-    left_here: bool,
+    /// A pass run on this thread left a scan to the task. For the task
+    /// itself: its own pass ran out of rounds and left it a scan, to run
+    /// again once the tasks it woke had a turn.
+    pub(crate) left_here: bool,
     /// This party ran the requests (rather than leaving them to the party
     /// running passes now).
     pub(crate) ran_here: bool,
@@ -292,14 +294,8 @@ pub(crate) struct Answer {
 impl Answer {
     /// Whether `party`, which asked, must ring the driver task: a scan was
     /// left to it, or it must end. The task itself is never told by its own
-    /// request (see [`Answer::run_again`]).
+    /// request (see [`Answer::left_here`]).
     pub(crate) fn tell(&self, party: Party) -> bool {
         party != Party::Task && self.tell_task
-    }
-
-    /// For the task: its own pass ran out of rounds and left it a scan, to
-    /// run again once the tasks it woke had a turn.
-    pub(crate) fn run_again(&self) -> bool {
-        self.left_here
     }
 }
