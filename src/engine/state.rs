@@ -190,9 +190,7 @@ impl Inner {
     pub(crate) fn earliest_due(&self) -> u64 {
         self.shards
             .iter()
-            .map(|shard| shard.due())
-            .min()
-            .unwrap_or(u64::MAX)
+            .fold(u64::MAX, |earliest, shard| earliest.min(shard.due()))
     }
 
     pub(crate) fn shard(&self) -> &Arc<Shard> {
