@@ -208,9 +208,8 @@ impl Backstop {
 
     /// Whether the backstop has fired (never while none is armed).
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.sleep {
-            Some(sleep) => sleep.as_mut().poll(cx),
-            None => Poll::Pending,
-        }
+        self.sleep
+            .as_mut()
+            .map_or(Poll::Pending, |sleep| sleep.as_mut().poll(cx))
     }
 }
