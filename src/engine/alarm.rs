@@ -78,31 +78,30 @@ pub(crate) struct Alarm {
     arm_early: bool,
     /// The runtime the driver runs on, whose clock the sleep uses.
     runtime: Handle,
+    /// The sleep's waker: the driver's hook, whatever arms it.
+    hook: Waker,
 }
 
 impl Alarm {
-    /// `runtime` has its time driver (see `tokio_compat::has_time_driver`).
-    pub(crate) fn new(runtime: Handle) -> Self {
+    /// `runtime` has its time driver (see `tokio_compat::has_time_driver`);
+    /// `hook` is the waker every arm gives the sleep.
+    pub(crate) fn new(runtime: Handle, hook: Waker) -> Self {
         Alarm {
             arm_early: runtime.runtime_flavor() == RuntimeFlavor::CurrentThread,
             runtime,
+            hook,
             sleep: None,
             boundary: None,
         }
     }
 
-    /// Arms the sleep for `boundary`, with `hook` as its waker; `now` reads
-    /// the timer's clock.
+    /// Arms the sleep for `boundary`, with the hook as its waker; `now`
+    /// reads the timer's clock.
     ///
     /// Never called once tokio's timer has begun to shut down (assumption 4
     /// in `tokio_compat.rs`): the driver task retires the alarm as its
     /// runtime drops it.
-    pub(crate) fn arm(
-        &mut self,
-        boundary: Instant,
-        hook: &Waker,
-        now: impl Fn() -> Instant,
-    ) -> Arming {
+    pub(crate) fn arm(&mut self, boundary: Instant, now: impl Fn() -> Instant) -> Arming {
         // Whether the sleep armed for `boundary` has fired, if it is.
         let fired = (self.boundary == Some(boundary))
             .then(|| self.sleep.as_ref().map(|sleep| sleep.is_elapsed()))
@@ -121,7 +120,7 @@ impl Alarm {
         self.boundary = Some(boundary);
         let early = self.arm_early.then(|| early_arm(boundary));
         for at in early.into_iter().chain([boundary]) {
-            if let Some(armed) = self.set(at, hook) {
+            if let Some(armed) = self.set(at) {
                 return armed;
             }
         }
@@ -133,12 +132,12 @@ impl Alarm {
         // If even that is processed, left to the backstop: see the module
         // docs.
         match boundary.checked_add(Duration::from_millis(1)) {
-            Some(later) => self.set(later, hook).unwrap_or(Arming::Waiting),
+            Some(later) => self.set(later).unwrap_or(Arming::Waiting),
             None => Arming::Waiting,
         }
     }
 
-    /// Sets the tokio sleep to `at` and polls it once with `hook`: `None`
+    /// Sets the tokio sleep to `at` and polls it once with the hook: `None`
     /// if tokio fired it on that poll (it has processed `at`), else
     /// `Waiting`, or `Off` if arming failed.
     ///
@@ -149,7 +148,7 @@ impl Alarm {
     /// moment later.
     /// The poll is outside any task's budget: tokio's budget must never
     /// keep the driver's own timer from registering.
-    fn set(&mut self, at: Instant, hook: &Waker) -> Option<Arming> {
+    fn set(&mut self, at: Instant) -> Option<Arming> {
         let mut polled = Poll::Pending;
         let set = crate::engine::unwind::run_contained(|| {
             if let Some(sleep) = &mut self.sleep {
@@ -163,7 +162,7 @@ impl Alarm {
                 Box::pin(tokio::time::sleep_until(at))
             });
             let mut unbudgeted = tokio::task::coop::unconstrained(sleep.as_mut());
-            polled = Pin::new(&mut unbudgeted).poll(&mut Context::from_waker(hook));
+            polled = Pin::new(&mut unbudgeted).poll(&mut Context::from_waker(&self.hook));
         });
         if !set {
             self.disarm();
@@ -197,7 +196,7 @@ impl Alarm {
     /// processed (its processed mark ahead of the clock), a millisecond
     /// later is the least it can still fire for. If that too is processed,
     /// [`Arming::Due`]: the caller leaves the scan to the driver task.
-    pub(crate) fn arm_soon(&mut self, hook: &Waker, now: impl Fn() -> Instant) -> Arming {
+    pub(crate) fn arm_soon(&mut self, now: impl Fn() -> Instant) -> Arming {
         // An arm a millisecond on, the fallback below, is as good: taking
         // it for not soon enough would arm again, and again, while tokio
         // keeps answering "processed" for the instant just past now (its
@@ -207,7 +206,7 @@ impl Alarm {
         }
         for at in [Duration::from_nanos(1), Duration::from_millis(1)].map(|d| now() + d) {
             self.boundary = Some(at);
-            if let Some(armed) = self.set(at, hook) {
+            if let Some(armed) = self.set(at) {
                 return armed;
             }
         }

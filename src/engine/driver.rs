@@ -200,8 +200,6 @@ struct Driver {
     inner: Arc<Inner>,
     /// The parties' requests, and the state a pass works on.
     requests: Requests<PassState>,
-    /// The alarm's waker (a [`Hook`]).
-    hook: Waker,
     /// Test-only: the hook does nothing, as if tokio never called it back.
     #[cfg(test)]
     hook_suppressed: AtomicBool,
@@ -277,7 +275,7 @@ impl Work<PassState> for Driver {
                 state.alarm.disarm();
                 return Outcome::Armed;
             };
-            match state.alarm.arm(boundary, &self.hook, || shared.now()) {
+            match state.alarm.arm(boundary, || shared.now()) {
                 Arming::Waiting => {
                     // Armed for it (or left to the backstop); it may have
                     // fired since (another worker's timer processing), its
@@ -312,7 +310,7 @@ impl Work<PassState> for Driver {
             return Outcome::Armed;
         };
         trace!("driver re-armed", next_tick = tick);
-        match state.alarm.arm(boundary, &self.hook, || shared.now()) {
+        match state.alarm.arm(boundary, || shared.now()) {
             Arming::Waiting => Outcome::Armed,
             Arming::Due if party.may_scan() => self.pass(state, true),
             Arming::Due => self.keep_hook(state),
@@ -330,7 +328,7 @@ impl Work<PassState> for Driver {
             state.alarm.disarm();
             return Outcome::Stop(Stop::Off);
         }
-        match state.alarm.arm_soon(&self.hook, || shared.now()) {
+        match state.alarm.arm_soon(|| shared.now()) {
             Arming::Waiting => Outcome::LeftToHook,
             Arming::Due => Outcome::LeftToTask,
             Arming::Off => Outcome::Stop(Stop::Off),
@@ -441,9 +439,8 @@ pub(crate) fn run(inner: Arc<Inner>) -> impl Future<Output = ()> + Send + 'stati
     let driver = Arc::new_cyclic(|driver| Driver {
         requests: Requests::new(PassState {
             buffer: Vec::with_capacity(WAKE_BATCH),
-            alarm: Alarm::new(inner.runtime.clone()),
+            alarm: Alarm::new(inner.runtime.clone(), Arc::new(Hook(driver.clone())).into()),
         }),
-        hook: Waker::from(Arc::new(Hook(driver.clone()))),
         inner,
         #[cfg(test)]
         hook_suppressed: AtomicBool::new(false),
@@ -1234,7 +1231,8 @@ mod tests {
         block_on_paused(async {
             let timer = Timer::new();
             let driver = driver_of(&timer);
-            let hook = driver.hook.clone();
+            // A hook of this driver, as the alarm's sleep holds one.
+            let hook = std::task::Waker::from(Arc::new(super::Hook(Arc::downgrade(&driver))));
             let mut sleep = tokio_test::task::spawn(timer.sleep(Duration::from_millis(10)));
             tokio_test::assert_pending!(sleep.poll());
             for _ in 0..3 {
