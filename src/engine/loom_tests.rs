@@ -459,7 +459,7 @@ fn loom_a_notice_is_never_lost() {
     use crate::engine::notice::{Notice, Reasons};
 
     model(|| {
-        let notice = Arc::new(Notice::new());
+        let notice = Arc::new(Notice::default());
         let (count, waker) = counter();
         let ringers: Vec<_> = [Reasons::PASS, Reasons::BACKSTOP]
             .into_iter()

@@ -32,21 +32,15 @@ impl Reasons {
     }
 }
 
+#[derive(Default)]
 pub(crate) struct Notice {
-    /// Reasons rung since the task last looked.
+    /// Reasons rung since the task last looked (none at first).
     pending: AtomicU8,
     /// The task waiting for a ring.
     task: Mutex<Option<Waker>>,
 }
 
 impl Notice {
-    pub(crate) fn new() -> Self {
-        Notice {
-            pending: AtomicU8::new(0),
-            task: Mutex::new(None),
-        }
-    }
-
     /// Tells the task `why`: the waiting task (if any) is woken, and its
     /// next look sees every reason rung since its last.
     pub(crate) fn ring(&self, why: Reasons) {

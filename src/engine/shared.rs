@@ -102,7 +102,7 @@ impl Shared {
             paused_seen: AtomicBool::new(false),
             target: AtomicU64::new(u64::MAX),
             backstop: AtomicU64::new(u64::MAX),
-            notice: Notice::new(),
+            notice: Notice::default(),
             kick: OnceLock::new(),
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
