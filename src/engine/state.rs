@@ -148,16 +148,15 @@ impl Inner {
         let inner = Arc::clone(self);
         let told = Arc::clone(&self.drained_told).notified_owned();
         async move {
-            tokio::pin!(told);
-            // Registered before the flag is read: a shutdown after the read
-            // finds this waiter (the flag is set before `notify_waiters`).
-            // The flag is the drain's, not the shutdown flag, which is set
-            // before the shards are drained.
-            told.as_mut().enable();
-            if inner.drained.load(Ordering::Acquire) {
-                return;
+            // `told` takes every `notify_waiters` from its making on, polled
+            // or not (tokio's `Notify::notified` guarantees it), so it was
+            // waiting before the flag is read: a shutdown after the read
+            // wakes it (the flag is set before `notify_waiters`). The flag
+            // is the drain's, not the shutdown flag, which is set before the
+            // shards are drained.
+            if !inner.drained.load(Ordering::Acquire) {
+                told.await;
             }
-            told.await;
         }
     }
 
