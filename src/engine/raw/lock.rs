@@ -86,7 +86,13 @@ impl<T> WheelLock<T> {
         if !self.try_take() {
             self.lock_contended();
         }
-        WheelGuard::new(self)
+        // The only guard made, once the flag is taken.
+        WheelGuard {
+            lock: self,
+            _access: PhantomData,
+            #[cfg(tickwheel_loom)]
+            ptr: Some(self.value.get_mut()),
+        }
     }
 
     #[inline]
@@ -122,18 +128,8 @@ pub(crate) struct WheelGuard<'a, T> {
     ptr: Option<MutPtr<T>>,
 }
 
-impl<'a, T> WheelGuard<'a, T> {
-    /// Only [`WheelLock::lock`] makes one, after taking the flag.
-    fn new(lock: &'a WheelLock<T>) -> Self {
-        WheelGuard {
-            lock,
-            _access: PhantomData,
-            #[cfg(tickwheel_loom)]
-            ptr: Some(lock.value.get_mut()),
-        }
-    }
-
-    #[cfg(tickwheel_loom)]
+#[cfg(tickwheel_loom)]
+impl<T> WheelGuard<'_, T> {
     fn loom_ptr(&self) -> &MutPtr<T> {
         self.ptr
             .as_ref()
