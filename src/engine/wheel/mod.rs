@@ -542,7 +542,7 @@ impl<P> Wheel<P> {
             .lap(self.tick_of(self.slab.at(index).deadline.ns()));
         let mut lap = own - (own.wrapping_sub(u64::from(low)) & LAP_MASK);
         for _ in 0..4 {
-            if self.overflow.get(lap) == Some(index) {
+            if self.overflow.head(lap) == index {
                 return lap;
             }
             let Some(earlier) = lap.checked_sub(LAP_MASK + 1) else {

@@ -90,22 +90,16 @@ impl Overflow {
         }
     }
 
-    /// The current head of `lap`'s list, which must exist.
+    /// The head of `lap`'s list, or [`NIL`] if it has none.
     pub(crate) fn head(&self, lap: u64) -> u32 {
-        self.get(lap).unwrap_or(NIL)
-    }
-
-    /// The head of `lap`'s list, if it has one.
-    pub(crate) fn get(&self, lap: u64) -> Option<u32> {
         if lap < self.base {
-            return None;
+            return NIL;
         }
-        let head = if self.in_window(lap) {
+        if self.in_window(lap) {
             self.near[Self::slot(lap)]
         } else {
             self.far.get(&lap).copied().unwrap_or(NIL)
-        };
-        (head != NIL).then_some(head)
+        }
     }
 
     /// Every list as `(lap, head)`, in lap order.
@@ -233,10 +227,10 @@ mod tests {
         let mut sorted: Vec<(u64, u32)> = laps.iter().copied().zip(0..).collect();
         sorted.sort_unstable();
         assert_eq!(o.iter().collect::<Vec<_>>(), sorted);
-        assert_eq!(o.get(70), Some(3));
-        assert_eq!(o.get(71), None);
-        assert_eq!(o.get(39), None, "before the window");
-        assert_eq!(o.get(2_000), None);
+        assert_eq!(o.head(70), 3);
+        assert_eq!(o.head(71), NIL);
+        assert_eq!(o.head(39), NIL, "before the window");
+        assert_eq!(o.head(2_000), NIL);
     }
 
     #[test]
@@ -314,10 +308,14 @@ mod model {
             m.iter().map(|(&a, &b)| (a, b)).collect::<Vec<_>>()
         );
         for (&lap, &head) in m {
-            assert_eq!(o.get(lap), Some(head));
+            assert_eq!(o.head(lap), head);
         }
         for lap in o.base.saturating_sub(5)..o.base + 200 {
-            assert_eq!(o.get(lap), m.get(&lap).copied(), "get({lap})");
+            assert_eq!(
+                o.head(lap),
+                m.get(&lap).copied().unwrap_or(NIL),
+                "head({lap})"
+            );
         }
         // invariant
         for s in 0..NEAR {
