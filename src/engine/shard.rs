@@ -127,11 +127,7 @@ impl Shard {
                 let new = waker.clone();
                 let swapped = self.wheel.lock().swap_waker(key, new);
                 // Old waker, or the new one handed back: dropped unlocked.
-                if swapped.is_ok() {
-                    Polled::Pending
-                } else {
-                    Polled::Fired
-                }
+                swapped.map_or(Polled::Fired, |_| Polled::Pending)
             }
         }
     }
