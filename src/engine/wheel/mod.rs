@@ -540,20 +540,16 @@ impl<P> Wheel<P> {
         let own = self
             .geometry
             .lap(self.tick_of(self.slab.at(index).deadline.ns()));
-        let mut lap = own - (own.wrapping_sub(u64::from(low)) & LAP_MASK);
-        for _ in 0..4 {
-            if self.overflow.head(lap) == index {
-                return lap;
-            }
-            let Some(earlier) = lap.checked_sub(LAP_MASK + 1) else {
-                break;
-            };
-            lap = earlier;
-        }
-        self.overflow
-            .iter()
-            .find(|&(_, head)| head == index)
-            .map(|(lap, _)| lap)
+        let nearest = own - (own.wrapping_sub(u64::from(low)) & LAP_MASK);
+        std::iter::successors(Some(nearest), |lap| lap.checked_sub(LAP_MASK + 1))
+            .take(4)
+            .find(|&lap| self.overflow.head(lap) == index)
+            .or_else(|| {
+                self.overflow
+                    .iter()
+                    .find(|&(_, head)| head == index)
+                    .map(|(lap, _)| lap)
+            })
             .unwrap_or_else(|| unreachable!("node {index} heads no overflow lap (low bits {low})"))
     }
 
