@@ -53,7 +53,7 @@ pub use self::key::Key;
 use crate::engine::clock::Clock;
 use crate::engine::shared::Shared;
 use crate::engine::tick_div::TickDiv;
-use crate::engine::wheel::{Deadline, Placed, Slab, Wake, Wheel};
+use crate::engine::wheel::{Deadline, Placed, Slab, Wheel};
 use crate::sleep::Sleep;
 use crate::timer::Timer;
 
@@ -1055,13 +1055,13 @@ impl<T> DelayQueue<T> {
     /// store in `armed` and the sleep's deadline.
     fn next_wake(&mut self) -> (u64, i64) {
         match self.wheel.next_wake() {
-            Wake::At(tick) => (tick, self.boundary(tick)),
+            Some(tick) => (tick, self.boundary(tick)),
             // Only items that never come due: the task still waits on the
             // sleep (set for a deadline that never comes), not on a waker of
             // the queue's own, so that removing the last item or clearing
             // wakes it as at any tick, and so does the timer's shutdown,
             // which only reaches the timer's entries.
-            Wake::Never => (ARMED_NEVER, i64::MAX),
+            None => (ARMED_NEVER, i64::MAX),
         }
     }
 

@@ -100,7 +100,6 @@ pub(crate) mod watchdog;
 
 use self::bitmap::Bitmap;
 use self::overflow::Overflow;
-pub(crate) use self::queue::Wake;
 use self::ring::Ring;
 pub(crate) use self::slab::{Deadline, Key, Slab, MAX_KEY};
 use self::slab::{Node, HEAD, NIL};

@@ -19,15 +19,6 @@
 use super::slab::NIL;
 use super::{List, Placed, Wheel};
 
-/// What a queue must wait for once nothing is due.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wake {
-    /// Tick `.0`'s boundary: nodes come due then, or a far lap moves in.
-    At(u64),
-    /// Nothing: the wheel is empty, or holds only nodes that never come due.
-    Never,
-}
-
 /// Where the node [`Wheel::next_out`] names sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
@@ -129,7 +120,9 @@ impl<P> Wheel<P> {
     }
 
     /// What to wait for, after [`settle`](Wheel::settle) (or while nothing
-    /// is due).
+    /// is due): the tick whose boundary brings nodes due or moves a far lap
+    /// in, or `None` if the wheel is empty or holds only nodes that never
+    /// come due.
     ///
     /// The earliest busy bucket's tick, unless its nodes were all moved
     /// later in place ([`Wheel::extend`]): waiting for it would wake the
@@ -137,12 +130,12 @@ impl<P> Wheel<P> {
     /// bucket that were moved later are filed where their deadline says
     /// now, up to the first node that is really due at its tick. Each such
     /// node moves once per extension, so the walk costs nothing over time.
-    pub(crate) fn next_wake(&mut self) -> Wake {
+    pub(crate) fn next_wake(&mut self) -> Option<u64> {
         debug_assert_eq!(self.due, NIL, "waiting with nodes due");
         debug_assert_eq!(self.chains, 1, "a queue's wheel was widened");
         while let Some((bucket, tick)) = self.next_busy() {
             if self.head_due_at(bucket, tick) {
-                return Wake::At(tick);
+                return Some(tick);
             }
             self.refile(self.ring[bucket], tick);
         }
@@ -152,11 +145,11 @@ impl<P> Wheel<P> {
         while let Some(lap) = self.overflow.first() {
             let head = self.overflow.head(lap);
             if self.in_own_lap(head, lap) {
-                return Wake::At(self.geometry.move_in_tick(lap));
+                return Some(self.geometry.move_in_tick(lap));
             }
             self.refile(head, self.geometry.first_tick(lap + 1) - 1);
         }
-        Wake::Never
+        None
     }
 
     /// Whether the node at `index`, linked in far lap `lap`'s list, comes
