@@ -140,12 +140,12 @@ impl Clock {
     pub(crate) fn new(origin: Instant, tick_ns: u64) -> Self {
         debug_assert!(tick_ns > 0, "tick length must be non-zero");
         let tick = TickDiv::new(tick_ns);
-        // At most `SATURATED`: the last tick's boundary is within the clock.
-        let last_boundary = tick.floor(SATURATED) * tick_ns;
         Clock {
             origin,
             tick,
-            reach: last_boundary.min(SATURATED - 1) as i64,
+            // The last tick's boundary (at most `SATURATED`) is within the
+            // clock.
+            reach: (tick.floor(SATURATED) * tick_ns).min(SATURATED - 1) as i64,
         }
     }
 
