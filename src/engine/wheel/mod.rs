@@ -450,11 +450,9 @@ impl<P> Wheel<P> {
                     }
                 }
             }
-            Some(List::Overflow(low)) => {
-                // Not from the node's deadline, which may have moved later.
-                let lap = self.lap_of(low, index);
-                self.overflow.set_head(lap, next);
-            }
+            // The lap from the list's low bits, not from the node's deadline,
+            // which may have moved later.
+            Some(List::Overflow(low)) => self.overflow.set_head(self.lap_of(low, index), next),
             Some(List::Due) => self.due = next,
             Some(List::Never) => self.never = next,
             Some(List::Fresh) => self.fresh = next,
