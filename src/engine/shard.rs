@@ -233,14 +233,13 @@ impl Shard {
         loop {
             let next = {
                 let mut wheel = self.wheel.lock();
-                let step = wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH);
-                // Before the wakes below: a woken task reads it.
-                self.processed.store(wheel.elapsed(), Ordering::Release);
-                let next = match step {
+                let next = match wheel.advance(now_tick, now_ns, batch.wakers, WAKE_BATCH) {
                     Advance::Until(tick) => Some(tick),
                     Advance::Idle => Some(u64::MAX),
                     Advance::BatchFull => None, // not done: due now
                 };
+                // Before the wakes below: a woken task reads it.
+                self.processed.store(wheel.elapsed(), Ordering::Release);
                 self.due.store(next.unwrap_or(0), Ordering::Relaxed);
                 next
             };
