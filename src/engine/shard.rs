@@ -139,10 +139,8 @@ impl Shard {
     /// included, is looked for again once a second).
     pub(crate) fn cancel(&self, key: Key) -> Option<Waker> {
         let waker = self.wheel.lock().remove(key);
-        if waker.is_some() {
-            self.removed_one();
-        }
-        waker
+        // Told after the lock, whose guard ended with the `let`.
+        waker.inspect(|_| self.removed_one())
     }
 
     /// An entry was removed outside a pass: an orphaned driver is told.
