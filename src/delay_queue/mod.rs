@@ -986,7 +986,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn compact(&mut self) {
-        self.wheel.slab_mut().release_empty_pages(0, true);
+        self.wheel.slab_mut().release_empty_pages(true);
     }
 
     /// Releases the memory of the pages of slots at the end of the queue's
@@ -1014,7 +1014,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn shrink_to_fit(&mut self) {
-        self.wheel.slab_mut().release_empty_pages(0, false);
+        self.wheel.slab_mut().release_empty_pages(false);
     }
 
     fn expired(&self, data: T, deadline: Deadline, key: Key) -> Expired<T> {

@@ -470,7 +470,7 @@ impl<P> Slab<P> {
     #[inline]
     pub(crate) fn release_if_empty(&mut self) {
         if self.len == 0 && self.allocated > 1 {
-            self.release_empty_pages(1, true);
+            self.release_pages(1, true);
         }
     }
 
@@ -494,13 +494,19 @@ impl<P> Slab<P> {
         self.rebuild_free_list();
     }
 
-    /// Releases the memory of the pages from `first` on that hold no node:
-    /// only trailing ones when `anywhere` is false (`shrink_to_fit`), every
-    /// one otherwise (`compact`). The first page, the one page that is not
-    /// always full size, is also trimmed to its last node when it is
-    /// reached. Nodes never move, so every key stays valid.
+    /// Releases the memory of pages that hold no node: only trailing ones
+    /// when `anywhere` is false (`shrink_to_fit`), every one otherwise
+    /// (`compact`). The first page, the one page that is not always full
+    /// size, is also trimmed to its last node when it is reached. Nodes
+    /// never move, so every key stays valid.
+    pub(crate) fn release_empty_pages(&mut self, anywhere: bool) {
+        self.release_pages(0, anywhere);
+    }
+
+    /// [`release_empty_pages`](Slab::release_empty_pages) over the pages
+    /// from `first` on.
     #[cold]
-    pub(crate) fn release_empty_pages(&mut self, first: usize, anywhere: bool) {
+    fn release_pages(&mut self, first: usize, anywhere: bool) {
         let mut released = false;
         for (index, page) in self.pages.iter_mut().enumerate().skip(first).rev() {
             if page.used != 0 {
@@ -885,7 +891,7 @@ mod tests {
         for key in &keys[PAGE_LEN..] {
             slab.remove(key.index);
         }
-        slab.release_empty_pages(0, true);
+        slab.release_empty_pages(true);
         assert_eq!(slab.capacity(), PAGE_LEN);
         for i in 0..PAGE_LEN as u64 {
             slab.insert(i, d(0)).unwrap();
@@ -908,7 +914,7 @@ mod tests {
         for key in keys.iter().filter(|key| key.index != 5) {
             slab.remove(key.index);
         }
-        slab.release_empty_pages(0, true);
+        slab.release_empty_pages(true);
         assert_eq!(slab.capacity(), 6);
         while slab.capacity() < PAGE_LEN {
             slab.insert(0, d(0)).unwrap();
@@ -939,7 +945,7 @@ mod tests {
                 }
             }
             live.extend(keep);
-            slab.release_empty_pages(0, true);
+            slab.release_empty_pages(true);
             assert_eq!(slab.capacity(), PAGE_LEN, "only the kept item's page stays");
             for key in &seen {
                 assert_eq!(slab.get(*key).is_some(), live.contains(key));
@@ -955,7 +961,7 @@ mod tests {
         for key in &keys[1..] {
             slab.remove(key.index);
         }
-        slab.release_empty_pages(0, true);
+        slab.release_empty_pages(true);
         assert_eq!(slab.capacity(), 2, "trimmed to the pair of its last item");
         // Regrowth doubles from there, and hands out none of the old keys.
         for _ in 0..PAGE_LEN + 10 {
@@ -982,7 +988,7 @@ mod tests {
         assert_eq!((last.index, last.generation), (c.index, u32::MAX));
         slab.remove(last.index);
         slab.remove(b.index);
-        slab.release_empty_pages(0, true);
+        slab.release_empty_pages(true);
         // The pair holding the retired slot stays, so its key is never
         // handed out again by a regrown slot.
         assert_eq!(slab.capacity(), 4);
@@ -1004,7 +1010,7 @@ mod tests {
         }
         let capacity = slab.capacity();
         assert_eq!(slab.allocated_pages(), 3);
-        slab.release_empty_pages(0, false);
+        slab.release_empty_pages(false);
         assert_eq!(slab.capacity(), PAGE_LEN);
         assert!(capacity > slab.capacity());
         assert_eq!(slab.allocated_pages(), 1, "the count follows the release");
