@@ -1164,3 +1164,114 @@ fn loom_wheel_lock_excludes_and_publishes() {
         assert_eq!(*lock.lock(), 2);
     });
 }
+
+// The count that keeps a shard alive and counts its sleeps
+// (`live_count.rs`, `raw/shard_ref.rs`). Thread 1 owns the shard; thread 2
+// does not. The shard's own `LiveCount` is used, with the real lock for the
+// merges and the readers.
+
+use crate::engine::live_count::Then;
+
+/// How many parties were told to free the shard.
+fn frees(thens: &[Then]) -> usize {
+    thens.iter().filter(|then| **then == Then::Free).count()
+}
+
+/// The owner drops a sleep made elsewhere and lets go of its claim, the
+/// other thread drops a sleep the owner made, and the timer lets go: the
+/// shard is freed exactly once, by whichever of them was last.
+#[test]
+fn loom_live_count_frees_once_after_the_last_sleep_and_holder() {
+    model(|| {
+        let shard = shard(None);
+        let count = &shard.count;
+        assert!(count.claim(1));
+        assert_eq!(count.made(1), Then::Kept, "made on the owner");
+        assert_eq!(count.made(2), Then::Kept, "made elsewhere");
+        let s2 = shard.clone();
+        let other = loom::thread::spawn(move || {
+            // The owner's sleep, dropped here.
+            s2.count.dropped(2)
+        });
+        let s3 = shard.clone();
+        let timer = loom::thread::spawn(move || s3.count.let_go());
+        let mut thens = vec![count.dropped(1)];
+        shard.unclaim(1);
+        thens.push(count.let_go());
+        thens.push(other.join().unwrap());
+        thens.push(timer.join().unwrap());
+        assert_eq!(frees(&thens), 1, "freed once: {thens:?}");
+        assert_eq!(count.sleeps(), 0);
+    });
+}
+
+/// A reader of the sum (retirement, `Stats::live`) racing the owner's
+/// merge of a negative word never counts fewer sleeps than exist: one
+/// sleep made elsewhere is alive throughout, and another made elsewhere
+/// was dropped on the owner (its word is -1 until the merge).
+#[test]
+fn loom_live_count_a_reader_racing_a_merge_never_misses_a_sleep() {
+    model(|| {
+        let shard = shard(None);
+        assert!(shard.count.claim(1));
+        assert_eq!(shard.count.made(2), Then::Kept, "alive throughout");
+        assert_eq!(shard.count.made(2), Then::Kept);
+        assert_eq!(shard.count.dropped(1), Then::Kept, "dropped on the owner");
+        let s2 = shard.clone();
+        let reader = loom::thread::spawn(move || s2.sleeps());
+        shard.unclaim(1);
+        let seen = reader.join().unwrap();
+        assert_eq!(seen, 1, "the reader saw {seen} sleeps");
+        assert_eq!(shard.sleeps(), 1);
+    });
+}
+
+/// Retirement's read: a sleep made on the owner before the last handle
+/// went is seen by a driver that saw the handles gone.
+#[test]
+fn loom_live_count_a_sleep_made_before_the_last_handle_is_seen() {
+    model(|| {
+        let shard = shard(None);
+        assert!(shard.count.claim(1));
+        let s2 = shard.clone();
+        let driver = loom::thread::spawn(move || {
+            if s2.shared.is_orphaned() {
+                assert_eq!(s2.sleeps(), 1, "retirement would miss a live sleep");
+            }
+        });
+        assert_eq!(shard.count.made(1), Then::Kept);
+        shard.shared.drop_handle();
+        driver.join().unwrap();
+    });
+}
+
+/// A claim let go on one thread and taken on another: the new owner
+/// starts from the word the old one left (zero, after its merge), so the
+/// count stays exact.
+#[test]
+fn loom_live_count_a_claim_changing_threads_keeps_the_count() {
+    model(|| {
+        let shard = shard(None);
+        assert!(shard.count.claim(1));
+        let s2 = shard.clone();
+        let next = loom::thread::spawn(move || {
+            if s2.count.claim(2) {
+                assert_eq!(s2.count.made(2), Then::Kept);
+                assert_eq!(s2.count.dropped(2), Then::Kept);
+                s2.unclaim(2);
+                assert_eq!(s2.count.let_go(), Then::Kept);
+            }
+        });
+        assert_eq!(shard.count.made(1), Then::Kept);
+        assert_eq!(shard.count.made(2), Then::Kept, "made elsewhere");
+        assert_eq!(shard.count.dropped(1), Then::Kept);
+        assert_eq!(shard.count.dropped(1), Then::Kept);
+        shard.unclaim(1);
+        assert_eq!(shard.count.let_go(), Then::Kept);
+        next.join().unwrap();
+        assert_eq!(shard.sleeps(), 0);
+        // Holders (the timer's), sleeps in the shared part, the word.
+        assert_eq!(shard.count.parts(), (1, 0, 0));
+        assert_eq!(shard.count.let_go(), Then::Free, "the timer's, last");
+    });
+}
