@@ -253,6 +253,81 @@ fn loom_fresh_registration_racing_the_pass_that_files_it_fires_once() {
     });
 }
 
+/// A registration racing a pass that advances its shard (its `due`, tick
+/// 1, is due, so the scan locks the shard, fires the entry at tick 1 and
+/// files the new one if it came first), then the pass at the new entry's
+/// tick: the driver is told of tick 2 (the scan's next tick or a kick),
+/// and that pass fires it, once. Both threads load the shard's `due`
+/// before they store it (the scan's unlocked read and the advance's store;
+/// the registration's `lower_due`), and the older models check only the
+/// target the scan leaves, never the pass after it: with the advance's
+/// store of `due` moved out of the shard's lock, where it can overwrite a
+/// racing registration's lowered `due` (or its check can miss it), every
+/// one of them still passes, while this one fails ("the pass at tick 2
+/// skipped the shard").
+#[test]
+fn loom_register_racing_an_advance_fires_at_its_tick() {
+    model(|| {
+        let (shard, kicked) = shard_kicked(None);
+        let (first, early) = counter();
+        register(&shard, 1, &early);
+        drop(early);
+        kicked.store(false, Ordering::SeqCst); // the first registration's kick
+        let s2 = shard.clone();
+        let registrant = loom::thread::spawn(move || {
+            let (count, waker) = counter();
+            let key = register(&s2, 2, &waker);
+            (count, key)
+        });
+        let seen = driver_pass(&shard, 1);
+        let (count, key) = registrant.join().unwrap();
+        assert_eq!(wakes(&first), 1, "tick 1 fired");
+        assert_eq!(wakes(&count), 0, "nothing fires before its tick");
+        let told = seen.unwrap_or(u64::MAX).min(kick_armed(&shard, &kicked));
+        assert!(told <= 2, "the driver was told {told}, not tick 2");
+        driver_pass(&shard, 2);
+        assert_eq!(wakes(&count), 1, "the pass at tick 2 skipped the shard");
+        assert!(!shard.is_live(key));
+        assert_eq!(shard.pending(), 0);
+        assert_eq!(shard.due(), u64::MAX, "nothing is left to wait for");
+    });
+}
+
+/// Two registrations on one shard (tick 7 and tick 6, its `due` at tick 9)
+/// at once: each loads `due` before it lowers it, so the shard's lock must
+/// cover both steps, or the later store can raise `due` above the earlier
+/// entry (to 7 over 6) and a pass at tick 6 skips the shard. The other
+/// models race registrations on different shards only, so none fails with
+/// `lower_due` moved out of the lock; this one does ("the shard's due is
+/// not its earliest entry"), with the registrations in either order.
+#[test]
+fn loom_two_registrations_on_one_shard_keep_the_earliest_due() {
+    model(|| {
+        let shard = shard(None);
+        let (_, later) = counter();
+        register(&shard, 9, &later);
+        let registrants: Vec<_> = [7, 6]
+            .into_iter()
+            .map(|tick| {
+                let shard = shard.clone();
+                loom::thread::spawn(move || {
+                    let (count, waker) = counter();
+                    register(&shard, tick, &waker);
+                    count
+                })
+            })
+            .collect();
+        let counts: Vec<_> = registrants
+            .into_iter()
+            .map(|registrant| registrant.join().unwrap())
+            .collect();
+        assert_eq!(shard.due(), 6, "the shard's due is not its earliest entry");
+        assert_eq!(driver_pass(&shard, 6), Some(7));
+        assert_eq!(wakes(&counts[1]), 1, "the pass at tick 6 skipped the shard");
+        assert_eq!(wakes(&counts[0]), 0);
+    });
+}
+
 /// A cancel racing the pass that files its entry: whichever comes first,
 /// the cancel finds it pending (nothing fired yet), its slot is freed, and
 /// no later pass wakes anyone or waits for it.
