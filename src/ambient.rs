@@ -32,26 +32,20 @@
 //!
 //! `tickwheel::time::sleep` must cost about what `timer.sleep` on a held
 //! handle costs. Each thread caches the last runtime it looked up: its id,
-//! a weak reference to that runtime's default timer, and a hold on the
-//! timer's shard for this thread (`raw/shard_ref.rs`). A lookup asks tokio
-//! which runtime is current ([`context::current_runtime`]: one clone and
-//! drop of the runtime's handle, as `tokio::time::sleep` does for every
-//! sleep), compares it with the cached id, and makes the sleep on the held
-//! shard, counted as a sleep made through a handle is (`live_count.rs`).
-//! Only a miss (a thread's first lookup, or a different runtime than last
-//! time) locks the registry.
+//! and weak references to that runtime's default timer and to the timer's
+//! shard for this thread. A lookup asks tokio which runtime is current
+//! ([`context::current_runtime`]: one clone and drop of the runtime's
+//! handle, as `tokio::time::sleep` does for every sleep), compares it with
+//! the cached id, and upgrades the weak shard reference, which is the one
+//! reference count a sleep takes anyway. Only a miss (a thread's first
+//! lookup, or a different runtime than last time) locks the registry.
 //!
-//! The cache keeps little alive: once a runtime has ended, its default
-//! timer has shut down, and a shut-down timer's shards have given back their
-//! wheels' storage, so a stale entry keeps one shard's header (and the
-//! timer's shared state) until the thread looks up another runtime or
-//! exits. tokio hands runtime ids out from a process-wide counter, so a
-//! stale entry cannot be taken for a later runtime; the lookup also refuses
-//! a cached timer that has shut down, so it would stay correct even if ids
-//! were ever reused. That refusal is also what keeps a sleep from being made
-//! on a default timer with no handle left: its runtime's guard shuts the
-//! timer down before the registry lets go of its handle
-//! (`tests/ambient_lifetime.rs`).
+//! The cache holds nothing alive: once a runtime has ended and dropped its
+//! timer, a stale entry keeps only the allocation of one shard's header
+//! until the thread looks up another runtime. tokio hands runtime ids out
+//! from a process-wide counter, so a stale entry cannot be taken for a later
+//! runtime; the lookup also refuses a cached timer that has shut down, so it
+//! would stay correct even if ids were ever reused.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -62,7 +56,7 @@ use tokio::runtime::{self, Handle};
 use crate::builder::Builder;
 use crate::engine::context;
 use crate::engine::driver;
-use crate::engine::raw::shard_ref::{CacheHold, ShardRef};
+use crate::engine::shard::Shard;
 use crate::engine::state::{Config, Inner};
 use crate::engine::tokio_compat;
 use crate::error::{BuildError, Error, TryCurrentError};
@@ -85,10 +79,8 @@ fn registry() -> MutexGuard<'static, Vec<(runtime::Id, Timer)>> {
 struct Cached {
     runtime: runtime::Id,
     inner: Weak<Inner>,
-    /// This thread's shard of that timer, held (`raw/shard_ref.rs`): a
-    /// shut-down timer's shard has shed its wheel, so a stale entry keeps
-    /// only the shard's header.
-    shard: ShardRef<CacheHold>,
+    /// This thread's shard of that timer.
+    shard: Weak<Shard>,
 }
 
 thread_local! {
@@ -198,8 +190,8 @@ impl Timer {
 /// As [`Timer::current`], and as [`Timer::sleep`] with `Refuse::Panic`.
 #[track_caller]
 pub(crate) fn sleep(until: Until, refuse: Refuse) -> Result<Sleep, Error> {
-    match with_cached_shard(|shard| sleep_on(shard, until, refuse)) {
-        Some(made) => made,
+    match cached_shard() {
+        Some(shard) => sleep_on(shard, until, refuse),
         None => Timer::current().make_sleep(until, refuse),
     }
 }
@@ -220,19 +212,16 @@ pub(crate) fn try_sleep_on(timer: Option<&Timer>, until: Until) -> Result<Sleep,
     }
 }
 
-/// `make` run on this thread's shard of the current runtime's default
-/// timer, if the cache has it and the timer is not shut down.
-fn with_cached_shard<T>(make: impl FnOnce(&ShardRef<CacheHold>) -> T) -> Option<T> {
+/// This thread's shard of the current runtime's default timer, if the
+/// cache has it and the timer is alive.
+fn cached_shard() -> Option<Arc<Shard>> {
     let runtime = context::current_runtime()?;
     CACHE
         .try_with(|cache| {
-            // Shared: `make` may reach another lookup (a waker's drop, when
-            // a claim lets go), which reads the cache too (`remember` skips
-            // a borrowed cache).
-            let cache = cache.try_borrow().ok()?;
+            let cache = cache.borrow();
             let cached = cache.as_ref().filter(|c| c.runtime == runtime)?;
-            let shard = &cached.shard;
-            (!shard.shared.is_shutdown()).then(|| make(shard))
+            let shard = cached.shard.upgrade()?;
+            (!shard.shared.is_shutdown()).then_some(shard)
         })
         .ok()
         .flatten()
@@ -244,7 +233,7 @@ fn cached_timer() -> Option<Timer> {
     let runtime = context::current_runtime()?;
     CACHE
         .try_with(|cache| {
-            let cache = cache.try_borrow().ok()?;
+            let cache = cache.borrow();
             let cached = cache.as_ref().filter(|c| c.runtime == runtime)?;
             let inner = cached.inner.upgrade()?;
             (!inner.shared.is_shutdown()).then(|| Timer::from_inner(inner))
@@ -353,15 +342,11 @@ fn remember(runtime: runtime::Id, timer: &Timer) {
     let cached = Cached {
         runtime,
         inner: Arc::downgrade(timer.inner()),
-        shard: timer.inner().shard().cache(),
+        shard: Arc::downgrade(timer.inner().shard()),
     };
-    // The old entry is dropped after the cell is released: letting go of
-    // its shard may free it, and a freed wheel drops wakers. A cache in use
-    // further up this thread's stack is left as it is.
-    let old = CACHE.try_with(|cache| {
-        let mut cache = cache.try_borrow_mut().ok()?;
-        cache.replace(cached)
-    });
+    // The old entry is dropped after the cell is released (dropping a weak
+    // reference runs no user code, but keep the borrow short anyway).
+    let old = CACHE.try_with(|cache| cache.borrow_mut().replace(cached));
     drop(old);
 }
 

@@ -4,9 +4,8 @@
 //! poll, updates the entry's waker when a different task polls it, and
 //! unregisters in O(1) when dropped. All of its state is plain fields (no
 //! pinned or self-referential parts), so it is `Unpin`, and it is 24 bytes:
-//! its shard (a pointer counted in the shard's own count of its sleeps,
-//! `engine/live_count.rs`, not an `Arc`), its deadline as nanoseconds from
-//! the timer's origin, and the key of its entry.
+//! its shard, its deadline as nanoseconds from the timer's origin, and the
+//! key of its entry.
 //!
 //! [`sleep_on`] makes one, for every way in (a `Timer` handle, the runtime's
 //! default timer, the integrations): the deadline as an [`Until`], and what
@@ -15,14 +14,14 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use crate::engine::clock::Clock;
-use crate::engine::raw::shard_ref::{Hold, ShardRef, SleepHold};
-use crate::engine::shard::Polled;
+use crate::engine::shard::{Polled, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::wheel::{Insert, Key, Reset, MAX_KEY};
 use crate::error::{shutdown_panic, Error};
@@ -105,7 +104,7 @@ enum State {
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
-    shard: ShardRef<SleepHold>,
+    shard: Arc<Shard>,
     /// Nanoseconds from the timer's origin (negative: before it was built).
     deadline: i64,
     /// A slab key while registered, else one of the state constants above.
@@ -116,11 +115,7 @@ pub struct Sleep {
 /// A new sleep on `shard`, the calling thread's shard of its timer.
 #[track_caller]
 #[inline]
-pub(crate) fn sleep_on<H: Hold>(
-    shard: &ShardRef<H>,
-    until: Until,
-    refuse: Refuse,
-) -> Result<Sleep, Error> {
+pub(crate) fn sleep_on(shard: Arc<Shard>, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
     let shared = &shard.shared;
     if shared.is_shutdown() {
         return match refuse {
@@ -134,13 +129,13 @@ pub(crate) fn sleep_on<H: Hold>(
         Until::After(duration) => {
             let deadline = clock.offset_after(shared.now(), duration);
             if duration.is_zero() {
-                return Ok(Sleep::done(shard.sleep(), deadline));
+                return Ok(Sleep::done(shard, deadline));
             }
-            Ok(Sleep::new(shard.sleep(), deadline, true))
+            Ok(Sleep::new(shard, deadline, true))
         }
         Until::At(instant) => {
             let deadline = clock.offset(instant);
-            Ok(Sleep::new(shard.sleep(), deadline, false))
+            Ok(Sleep::new(shard, deadline, false))
         }
     }
 }
@@ -162,7 +157,7 @@ pub(crate) enum Refuse {
 impl Sleep {
     /// A sleep until `deadline` (an offset), registering on its first poll;
     /// `checked` as in [`State::Unregistered`].
-    pub(crate) fn new(shard: ShardRef<SleepHold>, deadline: i64, checked: bool) -> Self {
+    pub(crate) fn new(shard: Arc<Shard>, deadline: i64, checked: bool) -> Self {
         let mut sleep = Sleep {
             shard,
             deadline,
@@ -174,7 +169,7 @@ impl Sleep {
     }
 
     /// A sleep that is already complete (a zero duration).
-    pub(crate) fn done(shard: ShardRef<SleepHold>, deadline: i64) -> Self {
+    pub(crate) fn done(shard: Arc<Shard>, deadline: i64) -> Self {
         let mut sleep = Sleep::new(shard, deadline, true);
         sleep.set_state(State::Done);
         sleep
@@ -565,7 +560,6 @@ impl fmt::Debug for Sleep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn sleep_is_small_send_sync_and_unpin() {
@@ -581,11 +575,11 @@ mod tests {
             crate::engine::clock::TimeSource::System,
             None,
         ));
-        let shard = ShardRef::new(crate::engine::shard::Shard::new(
+        let shard = Arc::new(Shard::new(
             crate::engine::wheel::TimerWheel::new(8, 1_000_000),
             shared,
         ));
-        let mut s = Sleep::new(shard.sleep(), 5, false);
+        let mut s = Sleep::new(shard, 5, false);
         for state in [
             State::Unregistered { checked: false },
             State::Unregistered { checked: true },

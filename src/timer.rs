@@ -638,7 +638,7 @@ impl Timer {
     #[track_caller]
     #[inline]
     pub(crate) fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
-        sleep_on(self.inner.shard(), until, refuse)
+        sleep_on(self.inner.shard().clone(), until, refuse)
     }
 }
 

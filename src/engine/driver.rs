@@ -1285,8 +1285,8 @@ mod tests {
 
     /// A registered sleep dropped after the last handle rings the driver,
     /// whose pass may run while the dropping sleep still holds its shard
-    /// (on another thread: here the test holds a sleep's count on each
-    /// shard, as the sleep holds its own until its drop returns). That pass sees a sleep
+    /// (on another thread: here the test holds clones of the shards, as the
+    /// sleep holds its own until its drop returns). That pass sees a sleep
     /// alive and cannot retire; the next look comes a millisecond later,
     /// not a second: the driver is gone a millisecond after the shards are
     /// let go.
@@ -1297,7 +1297,7 @@ mod tests {
             tokio::task::yield_now().await; // the driver starts, and parks
             let mut sleep = tokio_test::task::spawn(timer.sleep(Duration::from_secs(3600)));
             tokio_test::assert_pending!(sleep.poll());
-            let held: Vec<_> = timer.inner().shards.iter().map(|s| s.sleep()).collect();
+            let held: Vec<_> = timer.inner().shards.to_vec();
             drop(timer);
             tokio::task::yield_now().await;
             assert_eq!(tasks_alive(), 1, "a sleep is registered");

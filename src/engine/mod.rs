@@ -22,9 +22,6 @@
 //! - [`state`]: the state behind a `Timer` handle, shared with the driver.
 //! - [`shard`]: one wheel behind its own lock, and the registration protocol.
 //! - [`shared`]: what every shard, the driver and every sleep can reach.
-//! - [`live_count`], [`claim`]: how many sleeps each shard has, counted
-//!   with plain stores on the thread that claimed it; what keeps a shard
-//!   alive.
 //! - [`spare`]: the waker a thread's last cancel kept, for that thread's
 //!   next registration of the same task.
 //! - [`wheel`]: the hashed wheel (ring, overflow, slab), generic over what
@@ -39,18 +36,15 @@
 //! - [`tokio_compat`]: what the engine assumes of tokio beyond its
 //!   documented API, each assumption with the test that guards it.
 //! - [`raw`]: the crate's `unsafe` code, all of it: the shard's lock,
-//!   released with a store, the cache hint for a fired timer's task, and
-//!   the pointer to a shard its count keeps alive.
+//!   released with a store, and the cache hint for a fired timer's task.
 //! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
 //!   panic containment for wakers, and diagnostics.
 
 pub(crate) mod alarm;
 pub(crate) mod backstop;
-pub(crate) mod claim;
 pub(crate) mod clock;
 pub(crate) mod context;
 pub(crate) mod driver;
-pub(crate) mod live_count;
 pub(crate) mod notice;
 pub(crate) mod pass_lock;
 pub(crate) mod raw;

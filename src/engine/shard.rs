@@ -22,22 +22,22 @@
 //! overflow, unless a driver pass came in between and filed it (or the
 //! shard already held 64 unfiled entries: a burst is filed as it comes,
 //! so no pass has to file it all at once). What is left is one clock read
-//! (when the sleep is made), the sleep's count in its shard (two plain
-//! stores on the thread that claimed the shard, which each thread does with
-//! its own: `live_count.rs`; an atomic increment and decrement elsewhere),
-//! the waker's clone and drop (two atomic read-modify-writes, on tokio's
-//! task, unless the thread kept this task's waker from its last cancel:
-//! `spare.rs`), and this shard's lock taken twice, mostly uncontended: a
+//! (when the sleep is made), the sleep's reference to its shard (an atomic
+//! increment, and a decrement at its drop), the waker's clone and drop (two
+//! more, on tokio's task, unless the thread kept this task's waker from its
+//! last cancel: `spare.rs`), and this shard's lock taken twice, mostly
+//! uncontended (each thread usually has a shard of its own): a
 //! compare-and-swap each time, and a plain store to release it
-//! (`raw/lock.rs`). Those two read-modify-writes (four without a kept
-//! waker) and some 800 instructions are the cost: see BENCHMARKS.md,
-//! "Round 6: lean registration".
+//! (`raw/lock.rs`). Those six atomic read-modify-writes (four with a kept
+//! waker) and some 750 instructions are the cost (removing two saved 4-8
+//! ns on the 2-core machine BENCHMARKS.md reports from): what safe Rust,
+//! plus that lock, needs to hand a waker to another thread and take
+//! it back; see BENCHMARKS.md, "Round 6: lean registration".
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 
-use crate::engine::live_count::{LiveCount, ThreadNo};
 use crate::engine::raw::lock::WheelLock;
 use crate::engine::shared::Shared;
 use crate::engine::spare;
@@ -65,10 +65,6 @@ pub(crate) struct Shard {
     /// the lock; read without it by the driver's scan, which skips a shard
     /// with nothing due (see `Shard::due`).
     due: sync::AtomicU64,
-    /// The sleeps and holders of this shard (`live_count.rs`): what keeps
-    /// it alive (`raw/shard_ref.rs`), and what the driver's retirement and
-    /// `Stats::live` count.
-    pub(crate) count: LiveCount,
 }
 
 impl Shard {
@@ -78,30 +74,7 @@ impl Shard {
             due: sync::AtomicU64::new(u64::MAX),
             wheel: WheelLock::new(wheel),
             shared,
-            count: LiveCount::new(),
         }
-    }
-
-    /// The sleeps of this shard that exist now, read under its lock (see
-    /// `live_count.rs` for why that is exact).
-    pub(crate) fn sleeps(&self) -> usize {
-        let _wheel = self.wheel.lock();
-        self.count.sleeps()
-    }
-
-    /// Thread `me`, the owner, moves its drifted word into the shared
-    /// count, under the lock every reader of the sum takes.
-    pub(crate) fn merge_word(&self, me: ThreadNo) {
-        let _wheel = self.wheel.lock();
-        self.count.merge(me);
-    }
-
-    /// Thread `me`, the owner, lets go of its claim: its word merged, under
-    /// the lock.
-    pub(crate) fn unclaim(&self, me: ThreadNo) {
-        let _wheel = self.wheel.lock();
-        self.count.merge(me);
-        self.count.unclaim(me);
     }
 
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
@@ -279,15 +252,8 @@ impl Shard {
     /// Cancels every entry and closes the wheel for good (later
     /// registrations are refused), then wakes their tasks outside the lock,
     /// counting wakers that panic in `panics`. Returns how many were pending.
-    /// The wheel's storage goes too: a thread's claim or cache may keep the
-    /// shard itself for a while (`claim.rs`).
     pub(crate) fn close_and_drain(&self, wakers: &mut Vec<Waker>, panics: &AtomicU64) -> usize {
-        let total = {
-            let mut wheel = self.wheel.lock();
-            let total = wheel.close_and_drain(wakers);
-            wheel.shed();
-            total
-        };
+        let total = self.wheel.lock().close_and_drain(wakers);
         wake_all(wakers, panics);
         total
     }

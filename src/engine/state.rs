@@ -11,7 +11,6 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::engine::clock::{Clock, TimeSource};
-use crate::engine::raw::shard_ref::{ShardRef, TimerHold};
 use crate::engine::shard::{self, Shard};
 use crate::engine::shared::Shared;
 use crate::engine::tokio_compat::on_tokio_grid;
@@ -31,7 +30,7 @@ pub(crate) struct Config {
 /// Everything behind a [`Timer`](crate::Timer) handle, shared with the driver task.
 pub(crate) struct Inner {
     pub(crate) shared: Arc<Shared>,
-    pub(crate) shards: Box<[ShardRef<TimerHold>]>,
+    pub(crate) shards: Box<[Arc<Shard>]>,
     /// Driver wake-ups, for `Stats::wakeups`.
     pub(crate) wakeups: AtomicU64,
     /// The last tick the driver processed, for `Timer::now`.
@@ -94,7 +93,7 @@ impl Inner {
         let count = config.shards.unwrap_or_else(|| default_shards(handle));
         let wheel = || TimerWheel::new(config.slots, config.tick_ns);
         let shards = (0..count)
-            .map(|_| ShardRef::new(Shard::new(wheel(), shared.clone())))
+            .map(|_| Arc::new(Shard::new(wheel(), shared.clone())))
             .collect();
         Arc::new(Inner {
             shared,
@@ -161,10 +160,14 @@ impl Inner {
         }
     }
 
-    /// The `Sleep`s and `Timeout`s of this timer that exist now, as their
-    /// shards count them (`live_count.rs`), each shard locked in turn.
+    /// The `Sleep`s and `Timeout`s of this timer that exist now: each holds
+    /// a reference to its shard, and the shards are otherwise only held
+    /// here.
     pub(crate) fn sleeps(&self) -> usize {
-        self.shards.iter().map(|shard| shard.sleeps()).sum()
+        self.shards
+            .iter()
+            .map(|shard| Arc::strong_count(shard) - 1)
+            .sum()
     }
 
     /// Sleeps and timeouts that exist now (created, not dropped): the
@@ -189,7 +192,7 @@ impl Inner {
             .fold(u64::MAX, |earliest, shard| earliest.min(shard.due()))
     }
 
-    pub(crate) fn shard(&self) -> &ShardRef<TimerHold> {
+    pub(crate) fn shard(&self) -> &Arc<Shard> {
         &self.shards[shard::index_for_current_thread(self.shards.len())]
     }
 }

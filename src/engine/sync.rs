@@ -9,16 +9,12 @@
 //! driver task's notice.
 
 #[cfg(not(tickwheel_loom))]
-pub(crate) use std::sync::atomic::{
-    fence, AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize,
-};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 #[cfg(not(tickwheel_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 
 #[cfg(tickwheel_loom)]
-pub(crate) use loom::sync::atomic::{
-    fence, AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize,
-};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 #[cfg(tickwheel_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 

@@ -8,12 +8,7 @@
 //!   (W1, W2, W7: a timeout armed and cancelled).
 //! - [`prefetch`]: the cache hints for a fired timer's task (W9) and for a
 //!   bucket's next entries as it fires (W3).
-//! - [`shard_ref`]: a pointer to a shard kept alive by the shard's own
-//!   count of its sleeps and holders, not an `Arc` (W1, W2: a sleep made
-//!   and dropped on the thread that claimed its shard takes no atomic
-//!   read-modify-write for its reference).
 #![allow(unsafe_code)]
 
 pub(crate) mod lock;
 pub(crate) mod prefetch;
-pub(crate) mod shard_ref;

@@ -442,16 +442,6 @@ impl TimerWheel {
         before
     }
 
-    /// After [`TimerWheel::close_and_drain`]: gives back the ring and the
-    /// slab's pages, keeping the counters and the lateness for the
-    /// statistics. A closed wheel refuses every insert, so it needs no
-    /// storage; a thread may keep its shard for a while (`claim.rs`).
-    pub(crate) fn shed(&mut self) {
-        debug_assert!(self.shutdown && self.wheel.slab.len() == 0);
-        let (tick_ns, elapsed) = (self.wheel.tick.ns(), self.wheel.elapsed);
-        self.wheel = Wheel::new(Slab::new(2), 1, tick_ns, elapsed);
-    }
-
     /// Files every entry of the fresh list where its deadline says (every
     /// one is of a tick after `elapsed`: an insert into a processed tick is
     /// refused, and only an advance moves `elapsed`, after calling this).
