@@ -12,31 +12,19 @@
 
 mod common;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
 
 use common::watchdog::within_30_s;
-use common::{poll_once, poll_with};
+use common::{panic_message, poll_once, poll_with};
 
 use tickwheel::time::{self, Instant};
 use tickwheel::{Builder, Timer};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-/// The message of `f`'s panic, or `None` if it returned.
-fn panic_message(f: impl FnOnce()) -> Option<String> {
-    let payload = catch_unwind(AssertUnwindSafe(f)).err()?;
-    Some(match payload.downcast::<String>() {
-        Ok(message) => *message,
-        Err(payload) => payload
-            .downcast_ref::<&str>()
-            .map_or_else(String::new, |s| s.to_string()),
-    })
 }
 
 /// Asserts that `wait` (a new wait through `tickwheel::time`) is refused

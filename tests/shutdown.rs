@@ -7,7 +7,7 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{poll_once, poll_with, CountingWaker};
+use common::{panic_message, poll_once, poll_with, CountingWaker};
 use tickwheel::Timer;
 use tokio::time::Instant;
 
@@ -38,17 +38,6 @@ async fn shutdown_wakes_every_waiter_and_reports_how_many() {
         assert!(err.is_shutdown(), "{err}");
     }
     assert_eq!(timer.shutdown(), 0, "a second shutdown finds nothing");
-}
-
-/// Panics raised by `f`, with their message.
-fn panic_message(f: impl FnOnce()) -> Option<String> {
-    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err()?;
-    Some(match payload.downcast::<String>() {
-        Ok(message) => *message,
-        Err(payload) => payload
-            .downcast_ref::<&str>()
-            .map_or_else(String::new, |s| s.to_string()),
-    })
 }
 
 /// Asserts that `f` panics with tickwheel's shut-down message.

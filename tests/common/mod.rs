@@ -88,3 +88,15 @@ pub fn paused_runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// The message of `f`'s panic (a `String` or a `&str` payload; empty for
+/// another), or `None` if it returned.
+pub fn panic_message(f: impl FnOnce()) -> Option<String> {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err()?;
+    Some(match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(String::new, |s| s.to_string()),
+    })
+}
