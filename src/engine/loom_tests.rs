@@ -234,23 +234,88 @@ fn loom_reset_racing_firing_moves_or_finds_it_fired() {
 
 /// The lean registration path (an entry waits unfiled in the shard's
 /// fresh list until a pass files it): a registration racing the pass that
-/// files it fires exactly once, at its tick, whichever came first.
+/// files it fires exactly once, at its tick, whichever came first. An
+/// entry due at tick 1 makes the pass at tick 1 lock the shard and file its
+/// fresh list (without it the scan skips the shard, and only one order is
+/// ever explored); the registrant's reads of the processed mark tell which
+/// order each execution took, and the model checks both were explored.
+/// With the pass reading the fresh list under one hold of the lock and
+/// filing it under another, the older version (no entry at tick 1) still
+/// passed; this one fails ("the pass at tick 2 did not fire it").
 #[test]
 fn loom_fresh_registration_racing_the_pass_that_files_it_fires_once() {
+    static ORDERS: Orders = Orders::new();
     model(|| {
         let shard = shard(None);
+        let (first, early) = counter();
+        register(&shard, 1, &early);
+        drop(early);
         let (count, waker) = counter();
         let s2 = shard.clone();
-        let registrant = loom::thread::spawn(move || register(&s2, 2, &waker));
-        // Files it if it came first; a pass at tick 2 fires it either way.
+        let registrant = loom::thread::spawn(move || {
+            let after_the_pass = s2.has_fired(1);
+            let key = register(&s2, 2, &waker);
+            // Tick 1 not yet processed once it is in: the pass's lock
+            // came later, and filed it.
+            ORDERS.saw(!s2.has_fired(1), after_the_pass);
+            key
+        });
+        // Tick 1 is due: the pass advances the shard, filing the new entry
+        // if it came first; a pass at tick 2 fires it either way.
         driver_pass(&shard, 1);
         let key = registrant.join().unwrap();
+        assert_eq!(wakes(&first), 1, "tick 1 fired");
         assert_eq!(wakes(&count), 0, "nothing fires before its tick");
         driver_pass(&shard, 2);
-        assert_eq!(wakes(&count), 1);
+        assert_eq!(wakes(&count), 1, "the pass at tick 2 did not fire it");
         assert!(!shard.is_live(key));
         assert_eq!(shard.pending(), 0);
     });
+    ORDERS.check_both();
+}
+
+/// Which of a race's two orders a model's executions took (each execution
+/// is told only when its reads prove the order), kept across executions:
+/// a model named for a race checks it explored both.
+struct Orders {
+    filed_first: std::sync::atomic::AtomicBool,
+    fresh_first: std::sync::atomic::AtomicBool,
+}
+
+impl Orders {
+    const fn new() -> Self {
+        Orders {
+            filed_first: std::sync::atomic::AtomicBool::new(false),
+            fresh_first: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// `filed_first`: the pass filed the fresh list before the other
+    /// thread's step; `fresh_first`: after it.
+    fn saw(&self, filed_first: bool, fresh_first: bool) {
+        if filed_first {
+            self.filed_first.store(true, Ordering::SeqCst);
+        }
+        if fresh_first {
+            self.fresh_first.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn check_both(&self) {
+        assert!(
+            self.filed_first.load(Ordering::SeqCst) && self.fresh_first.load(Ordering::SeqCst),
+            "the race was not explored both ways: {self:?}"
+        );
+    }
+}
+
+impl std::fmt::Debug for Orders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Orders")
+            .field("filed_first", &self.filed_first.load(Ordering::SeqCst))
+            .field("fresh_first", &self.fresh_first.load(Ordering::SeqCst))
+            .finish()
+    }
 }
 
 /// A registration racing a pass that advances its shard (its `due`, tick
@@ -330,22 +395,45 @@ fn loom_two_registrations_on_one_shard_keep_the_earliest_due() {
 
 /// A cancel racing the pass that files its entry: whichever comes first,
 /// the cancel finds it pending (nothing fired yet), its slot is freed, and
-/// no later pass wakes anyone or waits for it.
+/// no later pass wakes anyone or waits for it. An entry due at tick 1 makes
+/// the pass at tick 1 lock the shard and file the tick-5 entry into its
+/// bucket (without it the scan skips the shard: one execution, always a
+/// cancel from the fresh list); the canceller's reads of the processed mark
+/// tell which order each execution took, and the model checks both were
+/// explored. With a cancel that frees a filed entry without unlinking it
+/// from its bucket, the older version still passed; this one fails (the
+/// pass at tick 5 walks into the freed slot: "slot 1 is linked while
+/// vacant").
 #[test]
 fn loom_fresh_cancel_racing_the_pass_that_files_it_frees_it() {
+    static ORDERS: Orders = Orders::new();
     model(|| {
         let shard = shard(None);
+        let (first, early) = counter();
+        register(&shard, 1, &early);
+        drop(early);
         let (count, waker) = counter();
         let key = register(&shard, 5, &waker);
         drop(waker);
         let s2 = shard.clone();
-        let canceller = loom::thread::spawn(move || s2.cancel(key).is_some());
+        let canceller = loom::thread::spawn(move || {
+            let filed = s2.has_fired(1);
+            let cancelled = s2.cancel(key).is_some();
+            // Tick 1 processed before the cancel: the pass had filed it;
+            // not yet processed after it: it was cancelled unfiled.
+            ORDERS.saw(filed, !s2.has_fired(1));
+            cancelled
+        });
+        // Tick 1 is due: the pass advances the shard and files the tick-5
+        // entry, unless the cancel came first.
         driver_pass(&shard, 1);
         assert!(canceller.join().unwrap(), "it was pending");
+        assert_eq!(wakes(&first), 1, "tick 1 fired");
         assert_eq!(shard.pending(), 0);
         assert_eq!(driver_pass(&shard, 5), None, "nothing left to wait for");
         assert_eq!(wakes(&count), 0);
     });
+    ORDERS.check_both();
 }
 
 /// A reset to an earlier tick of an unfiled entry racing the pass that
