@@ -257,7 +257,7 @@ fn loom_fresh_registration_racing_the_pass_that_files_it_fires_once() {
             let key = register(&s2, 2, &waker);
             // Tick 1 not yet processed once it is in: the pass's lock
             // came later, and filed it.
-            ORDERS.saw(!s2.has_fired(1), after_the_pass);
+            ORDERS.saw(after_the_pass, !s2.has_fired(1));
             key
         });
         // Tick 1 is due: the pass advances the shard, filing the new entry
@@ -278,32 +278,33 @@ fn loom_fresh_registration_racing_the_pass_that_files_it_fires_once() {
 /// is told only when its reads prove the order), kept across executions:
 /// a model named for a race checks it explored both.
 struct Orders {
-    filed_first: std::sync::atomic::AtomicBool,
-    fresh_first: std::sync::atomic::AtomicBool,
+    pass_first: std::sync::atomic::AtomicBool,
+    step_first: std::sync::atomic::AtomicBool,
 }
 
 impl Orders {
     const fn new() -> Self {
         Orders {
-            filed_first: std::sync::atomic::AtomicBool::new(false),
-            fresh_first: std::sync::atomic::AtomicBool::new(false),
+            pass_first: std::sync::atomic::AtomicBool::new(false),
+            step_first: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
-    /// `filed_first`: the pass filed the fresh list before the other
-    /// thread's step; `fresh_first`: after it.
-    fn saw(&self, filed_first: bool, fresh_first: bool) {
-        if filed_first {
-            self.filed_first.store(true, Ordering::SeqCst);
+    /// `pass_first`: the pass had processed the shard before the other
+    /// thread's step; `step_first`: the step was done before the pass
+    /// processed the shard.
+    fn saw(&self, pass_first: bool, step_first: bool) {
+        if pass_first {
+            self.pass_first.store(true, Ordering::SeqCst);
         }
-        if fresh_first {
-            self.fresh_first.store(true, Ordering::SeqCst);
+        if step_first {
+            self.step_first.store(true, Ordering::SeqCst);
         }
     }
 
     fn check_both(&self) {
         assert!(
-            self.filed_first.load(Ordering::SeqCst) && self.fresh_first.load(Ordering::SeqCst),
+            self.pass_first.load(Ordering::SeqCst) && self.step_first.load(Ordering::SeqCst),
             "the race was not explored both ways: {self:?}"
         );
     }
@@ -312,8 +313,8 @@ impl Orders {
 impl std::fmt::Debug for Orders {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Orders")
-            .field("filed_first", &self.filed_first.load(Ordering::SeqCst))
-            .field("fresh_first", &self.fresh_first.load(Ordering::SeqCst))
+            .field("pass_first", &self.pass_first.load(Ordering::SeqCst))
+            .field("step_first", &self.step_first.load(Ordering::SeqCst))
             .finish()
     }
 }
