@@ -286,9 +286,21 @@ fn machine() -> String {
     )
 }
 
-/// ns per `Instant::now()`: std's, and tokio's (this crate builds tokio
-/// without `test-util`, so it is std's clock behind tokio's wrapper).
-fn clock_costs() -> (f64, f64) {
+/// What this host charges for the two things a timer operation does most
+/// besides its own instructions: ns per `Instant::now()`, std's and
+/// tokio's (this crate builds tokio without `test-util`, so it is std's
+/// clock behind tokio's wrapper), and ns per `Arc` clone and drop, two
+/// uncontended atomic read-modify-writes. The last moves the ratios most
+/// between hosts: tokio's timer operations lean on read-modify-writes more
+/// than tickwheel's (BENCHMARKS.md, the tenth stop: 15.5 ns on one host,
+/// 3.9 on another).
+struct HostCosts {
+    std_now_ns: f64,
+    tokio_now_ns: f64,
+    arc_ns: f64,
+}
+
+fn host_costs() -> HostCosts {
     const N: u32 = 2_000_000;
     let time = |f: &dyn Fn()| {
         let start = Instant::now();
@@ -297,13 +309,18 @@ fn clock_costs() -> (f64, f64) {
         }
         start.elapsed().as_nanos() as f64 / f64::from(N)
     };
-    let std_ns = time(&|| {
-        black_box(Instant::now());
-    });
-    let tokio_ns = time(&|| {
-        black_box(tokio::time::Instant::now());
-    });
-    (std_ns, tokio_ns)
+    let shared = std::sync::Arc::new(0u64);
+    HostCosts {
+        std_now_ns: time(&|| {
+            black_box(Instant::now());
+        }),
+        tokio_now_ns: time(&|| {
+            black_box(tokio::time::Instant::now());
+        }),
+        arc_ns: time(&|| {
+            drop(black_box(std::sync::Arc::clone(&shared)));
+        }),
+    }
 }
 
 /// Runs `work` for `sys`: the one place that knows which file holds which
@@ -402,7 +419,11 @@ fn parent(options: &Options) -> ExitCode {
         }
     };
 
-    let (std_ns, tokio_ns) = clock_costs();
+    let HostCosts {
+        std_now_ns,
+        tokio_now_ns,
+        arc_ns,
+    } = host_costs();
     let machine = machine();
     let started = Instant::now();
     // The second build is as long as the first when not up to date: not
@@ -424,7 +445,8 @@ fn parent(options: &Options) -> ExitCode {
     };
     let title = format!(
         "tickwheel compare{} - {machine}\n\
-         Instant::now(): std {std_ns:.1} ns, tokio::time {tokio_ns:.1} ns",
+         Instant::now(): std {std_now_ns:.1} ns, tokio::time {tokio_now_ns:.1} ns; \
+         an Arc clone and drop {arc_ns:.1} ns",
         if quick { " --quick" } else { "" },
     );
     eprintln!("{title}\n{reps} repetitions, the systems taking turns within each");
