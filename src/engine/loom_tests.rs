@@ -138,6 +138,15 @@ fn register(shard: &Shard, tick: u64, waker: &Waker) -> Key {
     }
 }
 
+/// An entry registered for `tick` before a model's threads start, so a
+/// pass at that tick locks and advances the shard; its counter says how
+/// often it was woken.
+fn due_at(shard: &Shard, tick: u64) -> Arc<Counter> {
+    let (count, waker) = counter();
+    register(shard, tick, &waker);
+    count
+}
+
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
@@ -247,9 +256,7 @@ fn loom_fresh_registration_racing_the_pass_that_files_it_fires_once() {
     static ORDERS: Orders = Orders::new();
     model(|| {
         let shard = shard(None);
-        let (first, early) = counter();
-        register(&shard, 1, &early);
-        drop(early);
+        let first = due_at(&shard, 1);
         let (count, waker) = counter();
         let s2 = shard.clone();
         let registrant = loom::thread::spawn(move || {
@@ -277,6 +284,7 @@ fn loom_fresh_registration_racing_the_pass_that_files_it_fires_once() {
 /// Which of a race's two orders a model's executions took (each execution
 /// is told only when its reads prove the order), kept across executions:
 /// a model named for a race checks it explored both.
+#[derive(Debug)]
 struct Orders {
     pass_first: std::sync::atomic::AtomicBool,
     step_first: std::sync::atomic::AtomicBool,
@@ -310,15 +318,6 @@ impl Orders {
     }
 }
 
-impl std::fmt::Debug for Orders {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Orders")
-            .field("pass_first", &self.pass_first.load(Ordering::SeqCst))
-            .field("step_first", &self.step_first.load(Ordering::SeqCst))
-            .finish()
-    }
-}
-
 /// A registration racing a pass that advances its shard (its `due`, tick
 /// 1, is due, so the scan locks the shard, fires the entry at tick 1 and
 /// files the new one if it came first), then the pass at the new entry's
@@ -335,9 +334,7 @@ impl std::fmt::Debug for Orders {
 fn loom_register_racing_an_advance_fires_at_its_tick() {
     model(|| {
         let (shard, kicked) = shard_kicked(None);
-        let (first, early) = counter();
-        register(&shard, 1, &early);
-        drop(early);
+        let first = due_at(&shard, 1);
         kicked.store(false, Ordering::SeqCst); // the first registration's kick
         let s2 = shard.clone();
         let registrant = loom::thread::spawn(move || {
@@ -410,9 +407,7 @@ fn loom_fresh_cancel_racing_the_pass_that_files_it_frees_it() {
     static ORDERS: Orders = Orders::new();
     model(|| {
         let shard = shard(None);
-        let (first, early) = counter();
-        register(&shard, 1, &early);
-        drop(early);
+        let first = due_at(&shard, 1);
         let (count, waker) = counter();
         let key = register(&shard, 5, &waker);
         drop(waker);
