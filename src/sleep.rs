@@ -127,7 +127,7 @@ pub(crate) fn sleep_on(shard: Arc<Shard>, until: Until, refuse: Refuse) -> Resul
     let clock = &shared.clock;
     match until {
         Until::After(duration) => {
-            let deadline = clock.offset_after(shared.now(), duration);
+            let deadline = shared.deadline_after(duration);
             if duration.is_zero() {
                 return Ok(Sleep::done(shard, deadline));
             }

@@ -16,12 +16,14 @@
 //! runtime that hosts the timer's driver, whichever runtime (or none) the
 //! caller happens to be in.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use tokio::runtime::{self, Handle, RuntimeFlavor};
 use tokio::time::Instant;
 
 use crate::engine::context;
+use crate::engine::raw::monotonic;
 use crate::engine::tick_div::TickDiv;
 use crate::engine::wheel::{deadline_tick, SATURATED};
 
@@ -165,7 +167,13 @@ impl Clock {
 
     /// The offset of `now + d`, saturating instead of overflowing.
     pub(crate) fn offset_after(&self, now: Instant, d: Duration) -> i64 {
-        self.offset(now).saturating_add(saturate_i64(d))
+        Self::after(self.offset(now), d)
+    }
+
+    /// The offset `d` after offset `now`, saturating.
+    #[inline]
+    pub(crate) fn after(now: i64, d: Duration) -> i64 {
+        now.saturating_add(saturate_i64(d))
     }
 
     /// The instant at a signed offset from the origin. Offsets too large for
@@ -222,6 +230,64 @@ impl Clock {
     }
 }
 
+/// A timer's frame on the raw monotonic clock ([`monotonic`], the clock
+/// std's `Instant` reads): the raw reading that stands for the origin, so a
+/// new sleep's offset is one raw read less this. Only for a timer that
+/// reads the system clock ([`TimeSource::System`]); off for the others, and
+/// where the raw clock is not read.
+///
+/// It never places a deadline early. The frame is set from a raw read taken
+/// before an `Instant` read, so it is at or below the raw reading at the
+/// origin's instant, and a raw offset at or above `Instant`'s (by the
+/// nanoseconds between two reads, as if the sleep had been made that much
+/// later). A raw offset reads ahead, so it is only ever used for a new
+/// deadline, never to decide that one has passed. Each driver pass keeps
+/// it so ([`MonotonicFrame::check`]).
+#[derive(Debug)]
+pub(crate) struct MonotonicFrame(AtomicI64);
+
+impl MonotonicFrame {
+    const OFF: i64 = i64::MIN;
+
+    /// The frame of `clock` read from `source`: off unless it is the system's.
+    pub(crate) fn new(clock: &Clock, source: &TimeSource) -> Self {
+        let raw = monotonic::now_ns().filter(|_| matches!(source, TimeSource::System));
+        let frame = raw.map_or(Self::OFF, |raw| {
+            (raw as i64).saturating_sub(clock.offset(source.now()))
+        });
+        MonotonicFrame(AtomicI64::new(frame))
+    }
+
+    /// Now as an offset from the origin, from one raw read, for a new
+    /// deadline; `None` if the frame is off.
+    #[inline]
+    pub(crate) fn offset(&self) -> Option<i64> {
+        let frame = self.0.load(Ordering::Relaxed);
+        if frame == Self::OFF {
+            return None;
+        }
+        Some((monotonic::now_ns()? as i64).saturating_sub(frame))
+    }
+
+    /// The driver's pass: `now` is its `Instant` reading (as an offset),
+    /// `before` a raw read taken just before it. A raw read taken now, after
+    /// it, that falls short of `now` means the raw clock has fallen behind
+    /// `Instant`'s (only if std's `Instant` moved to another clock): the
+    /// frame moves back at once. Otherwise the frame rises to `before`'s
+    /// estimate when that is tighter. Either way it stays at or below the
+    /// true frame, since `before` was read first.
+    pub(crate) fn check(&self, before: Option<u64>, now: i64) {
+        let frame = self.0.load(Ordering::Relaxed);
+        let (Some(before), Some(after)) = (before, monotonic::now_ns()) else {
+            return;
+        };
+        let estimate = (before as i64).saturating_sub(now);
+        if frame != Self::OFF && ((after as i64).saturating_sub(frame) < now || estimate > frame) {
+            self.0.store(estimate, Ordering::Relaxed);
+        }
+    }
+}
+
 fn saturate_i64(d: Duration) -> i64 {
     i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
 }
@@ -240,6 +306,73 @@ mod tests {
 
     fn clock() -> Clock {
         Clock::new(Instant::now(), 10_000_000)
+    }
+
+    /// A frame on the system clock, and a reading of `Instant` as an offset.
+    fn system_frame() -> (Clock, MonotonicFrame, impl Fn() -> i64) {
+        let clock = clock();
+        let frame = MonotonicFrame::new(&clock, &TimeSource::System);
+        (clock, frame, move || clock.offset(TimeSource::System.now()))
+    }
+
+    /// A new deadline from the frame is never earlier than one from an
+    /// `Instant` read just before it, and later than one read just after
+    /// only by the nanoseconds between two reads (10 ms allowed, for a
+    /// preempted calibration).
+    #[test]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn the_frame_reads_at_or_just_after_instant() {
+        let (_, frame, instant) = system_frame();
+        for _ in 0..100_000 {
+            let before = instant();
+            let raw = frame.offset().expect("the system clock's frame is on");
+            let after = instant();
+            assert!(raw >= before, "early: {raw} < {before}");
+            assert!(raw - after < 10_000_000, "late by {} ns", raw - after);
+        }
+    }
+
+    /// A timer whose clock may pause reads `Instant`, always.
+    #[test]
+    fn the_frame_is_off_for_a_runtime_clock() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let source = TimeSource::for_runtime(rt.handle());
+        assert!(
+            source.may_pause(),
+            "test-util builds pause current-thread clocks"
+        );
+        let frame = MonotonicFrame::new(&clock(), &source);
+        assert_eq!(frame.offset(), None);
+        frame.check(Some(1), 0);
+        assert_eq!(frame.0.load(Ordering::Relaxed), MonotonicFrame::OFF);
+    }
+
+    /// The driver's check: a frame that reads behind `Instant` (as if std's
+    /// `Instant` had moved to a clock that runs ahead of this one) is moved
+    /// back by the first pass; one that reads far ahead (deadlines late) is
+    /// tightened. Either way it ends at or below the true frame.
+    #[test]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn a_pass_moves_a_wrong_frame_back_and_tightens_a_loose_one() {
+        let (_, frame, instant) = system_frame();
+        let true_frame = frame.0.load(Ordering::Relaxed);
+        for wrong in [true_frame + 5_000_000_000, true_frame - 5_000_000_000] {
+            frame.0.store(wrong, Ordering::Relaxed);
+            let before = monotonic::now_ns();
+            frame.check(before, instant());
+            let fixed = frame.0.load(Ordering::Relaxed);
+            assert!(fixed <= true_frame + 1_000_000, "{fixed} vs {true_frame}");
+            assert!(
+                fixed > true_frame - 1_000_000_000,
+                "{fixed} vs {true_frame}"
+            );
+            let start = instant();
+            assert!(frame.offset().unwrap() >= start, "early after the check");
+        }
     }
 
     #[test]

@@ -373,7 +373,7 @@ impl Driver {
         shared.begin_scan();
         // The clock is read after `begin_scan`: a registration that missed
         // this reading sees the cleared target and kicks.
-        let (now_ns, now_tick) = shared.clock.now_tick(shared.now());
+        let (now_ns, now_tick) = shared.clock.now_tick(shared.pass_now());
         let mut next = u64::MAX;
         let mut fired = 0u64;
         for shard in inner.shards.iter() {

@@ -35,11 +35,13 @@
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::engine::clock::{Clock, TimeSource};
+use crate::engine::clock::{Clock, MonotonicFrame, TimeSource};
 use crate::engine::notice::{Notice, Reasons};
+use crate::engine::raw::monotonic;
 use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize};
 
 /// How a registration earlier than the target reaches the driver (see
@@ -66,6 +68,8 @@ pub(crate) struct AtCapacity {
 
 pub(crate) struct Shared {
     pub(crate) clock: Clock,
+    /// Where a new sleep reads the time when `source` is the system's.
+    frame: MonotonicFrame,
     /// Where `now` is read: the driver's runtime's clock.
     source: TimeSource,
     /// Set for good once that clock has been seen standing still (tokio's
@@ -97,6 +101,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn new(clock: Clock, source: TimeSource, max_pending: Option<usize>) -> Self {
         Shared {
+            frame: MonotonicFrame::new(&clock, &source),
             clock,
             source,
             paused_seen: AtomicBool::new(false),
@@ -137,6 +142,22 @@ impl Shared {
     /// The current time as an offset from the timer's origin.
     pub(crate) fn now_offset(&self) -> i64 {
         self.clock.offset(self.now())
+    }
+
+    /// The deadline `d` from now, for a new sleep: one raw read where the
+    /// timer reads the system clock ([`MonotonicFrame`]).
+    #[inline]
+    pub(crate) fn deadline_after(&self, d: Duration) -> i64 {
+        Clock::after(self.frame.offset().unwrap_or_else(|| self.now_offset()), d)
+    }
+
+    /// The driver's reading of now, which also keeps the monotonic frame
+    /// honest ([`MonotonicFrame::check`]).
+    pub(crate) fn pass_now(&self) -> Instant {
+        let before = monotonic::now_ns();
+        let now = self.now();
+        self.frame.check(before, self.clock.offset(now));
+        now
     }
 
     /// Called after linking an entry for `tick` (outside the shard's lock):

@@ -8,7 +8,10 @@
 //!   (W1, W2, W7: a timeout armed and cancelled).
 //! - [`prefetch`]: the cache hints for a fired timer's task (W9) and for a
 //!   bucket's next entries as it fires (W3).
+//! - [`monotonic`]: the system's monotonic clock read directly, for a new
+//!   sleep's deadline (W1, W2: a sleep made with a duration).
 #![allow(unsafe_code)]
 
 pub(crate) mod lock;
+pub(crate) mod monotonic;
 pub(crate) mod prefetch;
