@@ -129,8 +129,8 @@
 //!   see [`Builder::shards`]), each behind its own lock. A thread always uses
 //!   the same shard, and threads are spread over the shards round-robin, so
 //!   two workers registering and cancelling at once do not wait on each
-//!   other. The lock is the crate's own (its one `unsafe`
-//!   module besides the prefetch hints, under loom and valgrind in CI): taken
+//!   other. The lock is the crate's own (in its one `unsafe` module, with
+//!   the prefetch hints and the clock read, under loom and valgrind in CI): taken
 //!   with a compare-and-swap and released with a plain store, one atomic
 //!   read-modify-write where `std::sync::Mutex` pays two, so a timeout armed
 //!   and cancelled pays two fewer. A thread that finds it taken (by the
@@ -331,8 +331,9 @@ assert!(events.0.load(Ordering::SeqCst) >= 3);
     unreachable_pub
 )]
 // One module may opt out, with a `// SAFETY:` comment on each block:
-// `engine::raw`, the shard's lock released with a store (W1, W2, W7) and a
-// cache hint on a fired timer's task (W9), each shown to pay in BENCHMARKS.md.
+// `engine::raw`, the shard's lock released with a store (W1, W2, W7), a
+// cache hint on a fired timer's task (W9) and a new sleep's clock read
+// (W1, W2), each shown to pay in BENCHMARKS.md.
 #![deny(unsafe_code)]
 // docs.rs builds with `--cfg docsrs`: feature-gated items say which feature
 // they need.

@@ -36,7 +36,8 @@
 //! - [`tokio_compat`]: what the engine assumes of tokio beyond its
 //!   documented API, each assumption with the test that guards it.
 //! - [`raw`]: the crate's `unsafe` code, all of it: the shard's lock,
-//!   released with a store, and the cache hint for a fired timer's task.
+//!   released with a store, the cache hint for a fired timer's task, and
+//!   the monotonic clock read for a new sleep's deadline.
 //! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
 //!   panic containment for wakers, and diagnostics.
 

@@ -25,30 +25,23 @@
 
 /// Nanoseconds on `CLOCK_MONOTONIC`, or `None` where this build does not
 /// read it (then callers read `Instant`).
-#[cfg(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom)))]
 #[inline]
 pub(crate) fn now_ns() -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable `timespec` that outlives the call,
-    // and `clock_gettime` writes nothing else. Every Linux kernel has
-    // `CLOCK_MONOTONIC`; a failure is reported, not assumed away.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    if status != 0 {
-        return None;
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom)))]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable `timespec` that outlives the
+        // call, and `clock_gettime` writes nothing else. Every Linux kernel
+        // has `CLOCK_MONOTONIC`; a failure is reported, not assumed away.
+        let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        // Time since boot: `tv_sec` is never negative, `tv_nsec` below
+        // 10^9, and the sum fits a `u64` for 584 years of uptime.
+        (status == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
     }
-    // Time since boot: `tv_sec` is never negative, `tv_nsec` below 10^9,
-    // and the sum fits a `u64` for 584 years of uptime.
-    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-}
-
-/// Nanoseconds on `CLOCK_MONOTONIC`, or `None` where this build does not
-/// read it (then callers read `Instant`).
-#[cfg(not(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom))))]
-#[inline]
-pub(crate) fn now_ns() -> Option<u64> {
+    #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom))))]
     None
 }
 
