@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use crate::engine::context;
 use crate::engine::raw::monotonic;
 use crate::engine::tick_div::TickDiv;
+use crate::engine::trace::debug;
 use crate::engine::wheel::{deadline_tick, SATURATED};
 
 /// Where a timer reads the time: always its driver's runtime's clock, never
@@ -231,31 +232,30 @@ impl Clock {
 }
 
 /// A timer's frame on the raw monotonic clock ([`monotonic`], the clock
-/// std's `Instant` reads): the raw reading that stands for the origin, so a
-/// new sleep's offset is one raw read less this. Only for a timer that
-/// reads the system clock ([`TimeSource::System`]); off for the others, and
-/// where the raw clock is not read.
+/// std's `Instant` reads): the raw reading at the timer's origin, so a new
+/// sleep's offset is one raw read less this. Only for a timer that reads
+/// the system clock ([`TimeSource::System`]), and only once std's `Instant`
+/// is seen to read that clock ([`monotonic::reading_at`]); off otherwise.
 ///
-/// It never places a deadline early. The frame is set from a raw read taken
-/// before an `Instant` read, so it is at or below the raw reading at the
-/// origin's instant, and a raw offset at or above `Instant`'s (by the
-/// nanoseconds between two reads, as if the sleep had been made that much
-/// later). A raw offset reads ahead, so it is only ever used for a new
-/// deadline, never to decide that one has passed. Each driver pass keeps
-/// it so ([`MonotonicFrame::check`]).
+/// It is exact: a raw read is the value `Instant::now()` would have given
+/// at that moment, so a deadline from it is the one `Instant` would give.
+/// Each driver pass checks that against the `Instant` it reads anyway: a
+/// raw read just before it and one just after must bracket it. If they
+/// ever do not (std's `Instant` moved to another clock), the frame turns
+/// off for good and every later read goes through `Instant`.
 #[derive(Debug)]
 pub(crate) struct MonotonicFrame(AtomicI64);
 
 impl MonotonicFrame {
     const OFF: i64 = i64::MIN;
 
-    /// The frame of `clock` read from `source`: off unless it is the system's.
+    /// The frame of `clock` read from `source`.
     pub(crate) fn new(clock: &Clock, source: &TimeSource) -> Self {
-        let raw = monotonic::now_ns().filter(|_| matches!(source, TimeSource::System));
-        let frame = raw.map_or(Self::OFF, |raw| {
-            (raw as i64).saturating_sub(clock.offset(source.now()))
-        });
-        MonotonicFrame(AtomicI64::new(frame))
+        let origin = matches!(source, TimeSource::System)
+            .then(|| monotonic::reading_at(clock.origin.into_std()))
+            .flatten();
+        let frame = origin.and_then(|raw| i64::try_from(raw).ok());
+        MonotonicFrame(AtomicI64::new(frame.unwrap_or(Self::OFF)))
     }
 
     /// Now as an offset from the origin, from one raw read, for a new
@@ -269,21 +269,26 @@ impl MonotonicFrame {
         Some((monotonic::now_ns()? as i64).saturating_sub(frame))
     }
 
+    /// A raw read for [`check`](Self::check), taken just before the driver
+    /// reads `Instant`; none if the frame is off.
+    pub(crate) fn read(&self) -> Option<u64> {
+        (self.0.load(Ordering::Relaxed) != Self::OFF)
+            .then(monotonic::now_ns)
+            .flatten()
+    }
+
     /// The driver's pass: `now` is its `Instant` reading (as an offset),
-    /// `before` a raw read taken just before it. A raw read taken now, after
-    /// it, that falls short of `now` means the raw clock has fallen behind
-    /// `Instant`'s (only if std's `Instant` moved to another clock): the
-    /// frame moves back at once. Otherwise the frame rises to `before`'s
-    /// estimate when that is tighter. Either way it stays at or below the
-    /// true frame, since `before` was read first.
+    /// `before` the raw read taken just before it. Unless `before` and a
+    /// raw read taken now bracket `now`, the frame turns off.
     pub(crate) fn check(&self, before: Option<u64>, now: i64) {
         let frame = self.0.load(Ordering::Relaxed);
-        let (Some(before), Some(after)) = (before, monotonic::now_ns()) else {
-            return;
-        };
-        let estimate = (before as i64).saturating_sub(now);
-        if frame != Self::OFF && ((after as i64).saturating_sub(frame) < now || estimate > frame) {
-            self.0.store(estimate, Ordering::Relaxed);
+        let offset = |raw: u64| (raw as i64).saturating_sub(frame);
+        let after = before.and(monotonic::now_ns());
+        if let (Some(before), Some(after)) = (before, after) {
+            if !(offset(before)..=offset(after)).contains(&now) {
+                self.0.store(Self::OFF, Ordering::Relaxed);
+                debug!("the raw clock left Instant's: new deadlines read Instant");
+            }
         }
     }
 }
@@ -309,26 +314,27 @@ mod tests {
     }
 
     /// A frame on the system clock, and a reading of `Instant` as an offset.
-    fn system_frame() -> (Clock, MonotonicFrame, impl Fn() -> i64) {
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom)))]
+    fn system_frame() -> (MonotonicFrame, impl Fn() -> i64) {
         let clock = clock();
         let frame = MonotonicFrame::new(&clock, &TimeSource::System);
-        (clock, frame, move || clock.offset(TimeSource::System.now()))
+        (frame, move || clock.offset(TimeSource::System.now()))
     }
 
-    /// A new deadline from the frame is never earlier than one from an
-    /// `Instant` read just before it, and later than one read just after
-    /// only by the nanoseconds between two reads (10 ms allowed, for a
-    /// preempted calibration).
+    /// A deadline from the frame is the one `Instant` gives: a raw offset
+    /// lies between `Instant` offsets read just before and just after it.
     #[test]
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn the_frame_reads_at_or_just_after_instant() {
-        let (_, frame, instant) = system_frame();
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom)))]
+    fn the_frame_reads_what_instant_reads() {
+        let (frame, instant) = system_frame();
         for _ in 0..100_000 {
             let before = instant();
             let raw = frame.offset().expect("the system clock's frame is on");
             let after = instant();
-            assert!(raw >= before, "early: {raw} < {before}");
-            assert!(raw - after < 10_000_000, "late by {} ns", raw - after);
+            assert!(
+                (before..=after).contains(&raw),
+                "{raw} not in {before}..={after}"
+            );
         }
     }
 
@@ -346,32 +352,36 @@ mod tests {
             "test-util builds pause current-thread clocks"
         );
         let frame = MonotonicFrame::new(&clock(), &source);
-        assert_eq!(frame.offset(), None);
-        frame.check(Some(1), 0);
-        assert_eq!(frame.0.load(Ordering::Relaxed), MonotonicFrame::OFF);
+        assert_eq!((frame.offset(), frame.read()), (None, None));
     }
 
-    /// The driver's check: a frame that reads behind `Instant` (as if std's
-    /// `Instant` had moved to a clock that runs ahead of this one) is moved
-    /// back by the first pass; one that reads far ahead (deadlines late) is
-    /// tightened. Either way it ends at or below the true frame.
+    /// The driver's check: a frame that agrees with `Instant` stays on
+    /// through many passes; one that reads behind or ahead of it (as if
+    /// std's `Instant` had moved to another clock) turns off at the first
+    /// pass, and stays off.
     #[test]
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn a_pass_moves_a_wrong_frame_back_and_tightens_a_loose_one() {
-        let (_, frame, instant) = system_frame();
-        let true_frame = frame.0.load(Ordering::Relaxed);
-        for wrong in [true_frame + 5_000_000_000, true_frame - 5_000_000_000] {
-            frame.0.store(wrong, Ordering::Relaxed);
-            let before = monotonic::now_ns();
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom)))]
+    fn a_pass_turns_off_a_frame_that_disagrees_with_instant() {
+        let pass = |frame: &MonotonicFrame, instant: &dyn Fn() -> i64| {
+            let before = frame.read();
             frame.check(before, instant());
-            let fixed = frame.0.load(Ordering::Relaxed);
-            assert!(fixed <= true_frame + 1_000_000, "{fixed} vs {true_frame}");
-            assert!(
-                fixed > true_frame - 1_000_000_000,
-                "{fixed} vs {true_frame}"
-            );
-            let start = instant();
-            assert!(frame.offset().unwrap() >= start, "early after the check");
+        };
+        let (frame, instant) = system_frame();
+        let exact = frame.0.load(Ordering::Relaxed);
+        for _ in 0..10_000 {
+            pass(&frame, &instant);
+        }
+        assert_eq!(
+            frame.0.load(Ordering::Relaxed),
+            exact,
+            "an exact frame stays"
+        );
+        for wrong in [exact + 5_000_000_000, exact - 5_000_000_000] {
+            frame.0.store(wrong, Ordering::Relaxed);
+            pass(&frame, &instant);
+            assert_eq!(frame.offset(), None, "a frame 5 s off turns off");
+            pass(&frame, &instant);
+            assert_eq!(frame.0.load(Ordering::Relaxed), MonotonicFrame::OFF);
         }
     }
 

@@ -37,7 +37,8 @@
 //!   documented API, each assumption with the test that guards it.
 //! - [`raw`]: the crate's `unsafe` code, all of it: the shard's lock,
 //!   released with a store, the cache hint for a fired timer's task, and
-//!   the monotonic clock read for a new sleep's deadline.
+//!   the monotonic clock read for a new sleep's deadline (with what it
+//!   assumes of std's `Instant`, and the test that guards it).
 //! - [`sync`], [`unwind`], [`trace`]: the primitives the loom models swap,
 //!   panic containment for wakers, and diagnostics.
 

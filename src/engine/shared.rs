@@ -41,7 +41,6 @@ use tokio::time::Instant;
 
 use crate::engine::clock::{Clock, MonotonicFrame, TimeSource};
 use crate::engine::notice::{Notice, Reasons};
-use crate::engine::raw::monotonic;
 use crate::engine::sync::{fence, AtomicBool, AtomicU64, AtomicUsize};
 
 /// How a registration earlier than the target reaches the driver (see
@@ -154,7 +153,7 @@ impl Shared {
     /// The driver's reading of now, which also keeps the monotonic frame
     /// honest ([`MonotonicFrame::check`]).
     pub(crate) fn pass_now(&self) -> Instant {
-        let before = monotonic::now_ns();
+        let before = self.frame.read();
         let now = self.now();
         self.frame.check(before, self.clock.offset(now));
         now
