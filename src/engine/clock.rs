@@ -282,13 +282,14 @@ impl MonotonicFrame {
     /// raw read taken now bracket `now`, the frame turns off.
     pub(crate) fn check(&self, before: Option<u64>, now: i64) {
         let frame = self.0.load(Ordering::Relaxed);
+        let Some(before) = before.filter(|_| frame != Self::OFF) else {
+            return;
+        };
         let offset = |raw: u64| (raw as i64).saturating_sub(frame);
-        let after = before.and(monotonic::now_ns());
-        if let (Some(before), Some(after)) = (before, after) {
-            if !(offset(before)..=offset(after)).contains(&now) {
-                self.0.store(Self::OFF, Ordering::Relaxed);
-                debug!("the raw clock left Instant's: new deadlines read Instant");
-            }
+        let after = monotonic::now_ns();
+        if !after.is_some_and(|after| (offset(before)..=offset(after)).contains(&now)) {
+            self.0.store(Self::OFF, Ordering::Relaxed);
+            debug!("the raw clock left Instant's: new deadlines read Instant");
         }
     }
 }
