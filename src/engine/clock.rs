@@ -10,11 +10,13 @@
 //! This file owns the rounding rules that make the precision contract hold:
 //! a deadline maps to the *next* tick boundary at or after it (the ceiling of
 //! its division by the tick, [`TickDiv::ceil`]), and the driver only processes
-//! a tick once the clock has reached its boundary (the floor of now's). Nothing here touches shared state.
+//! a tick once the clock has reached its boundary (the floor of now's).
 //!
 //! It also owns where "now" comes from: [`TimeSource`] reads the clock of the
 //! runtime that hosts the timer's driver, whichever runtime (or none) the
-//! caller happens to be in.
+//! caller happens to be in; a new sleep on the system clock reads it through
+//! [`MonotonicFrame`], the one piece of shared state here (an atomic that a
+//! driver pass may turn off for good).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
