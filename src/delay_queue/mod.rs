@@ -938,7 +938,7 @@ impl<T> DelayQueue<T> {
     /// ```
     pub fn clear(&mut self) {
         let had_items = self.wheel.slab().len() > 0;
-        self.wheel.clear();
+        self.wheel.clear(drop);
         if had_items {
             self.wake_parked();
         }

@@ -286,6 +286,13 @@ impl<P> Wheel<P> {
         *self = Wheel::new(slab, slots, tick_ns, elapsed);
     }
 
+    /// Empties every list and the slab (keeping its pages, not the ring),
+    /// handing every payload to `take`.
+    pub(crate) fn clear(&mut self, take: impl FnMut(P)) {
+        self.slab.clear(take);
+        self.rebuild(self.slots(), self.tick.ns(), self.elapsed);
+    }
+
     #[inline]
     pub(crate) fn slab(&self) -> &Slab<P> {
         &self.slab

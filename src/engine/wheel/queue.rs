@@ -262,12 +262,6 @@ impl<P> Wheel<P> {
             .map(|(_, at, source)| (at, source))
     }
 
-    /// Empties every list and the slab (keeping its pages, not the ring).
-    pub(crate) fn clear(&mut self) {
-        self.slab.clear();
-        self.rebuild(self.slots(), self.tick.ns(), self.elapsed);
-    }
-
     /// Whether [`next_wake`](Wheel::next_wake) would still answer `tick`,
     /// the tick it answered last, now that nodes have only left or moved
     /// later since (neither makes an earlier tick busy). Answered without

@@ -474,14 +474,16 @@ impl<P> Slab<P> {
         }
     }
 
-    /// Removes every node, keeping the pages (as `Vec::clear` keeps its
-    /// buffer). Every key handed out so far becomes stale.
-    pub(crate) fn clear(&mut self) {
+    /// Removes every node, handing its payload to `take`, and keeps the
+    /// pages (as `Vec::clear` keeps its buffer). Every key handed out so far
+    /// becomes stale.
+    pub(crate) fn clear(&mut self, mut take: impl FnMut(P)) {
         for page in &mut self.pages {
             for pair in &mut page.pairs {
                 for (slot, generation) in pair.slots.iter_mut().zip(&mut pair.generations) {
-                    if matches!(slot, Slot::Occupied(_)) {
-                        *slot = Slot::Vacant(NIL);
+                    // A vacant slot's link is rewritten by the rebuild below.
+                    if let Slot::Occupied(node) = std::mem::replace(slot, Slot::Vacant(NIL)) {
+                        take(node.payload);
                         // A slot at the last generation stays there, retired
                         // by the rebuild below.
                         *generation = generation.saturating_add(1);
@@ -800,7 +802,7 @@ mod tests {
         assert!(slab.get(stale).is_none());
         assert_eq!(slab.len(), 1);
         // Nor after clear or a rebuild of the free list.
-        slab.clear();
+        slab.clear(drop);
         for _ in 0..PAGE_LEN {
             let key = slab.insert(4, d(1)).unwrap();
             assert_ne!(key.index, a.index);

@@ -419,25 +419,9 @@ impl TimerWheel {
     pub(crate) fn close_and_drain(&mut self, out: &mut Vec<Waker>) -> usize {
         self.shutdown = true;
         let before = self.wheel.slab.len();
-        while let Some(slot) = self.wheel.occupied.next_set(0) {
-            self.wheel.occupied.clear(slot);
-            for c in 0..self.wheel.chains as usize {
-                let chain = self.wheel.chain(slot, c);
-                let head = std::mem::replace(&mut self.wheel.ring[chain], NIL);
-                self.free_list(head, out);
-            }
-        }
-        while let Some(lap) = self.wheel.overflow.first() {
-            let head = self.wheel.overflow.take(lap);
-            self.free_list(head, out);
-        }
-        for head in [self.wheel.never, self.wheel.fresh] {
-            self.free_list(head, out);
-        }
-        (self.wheel.never, self.wheel.fresh, self.fresh) = (NIL, NIL, 0);
-        // Only now: narrowing the ring under the walk would cut it short.
+        self.wheel.clear(|waker| out.push(waker));
+        self.fresh = 0;
         release_if_empty(&mut self.wheel);
-        debug_assert_eq!(self.wheel.slab.len(), 0, "drain left entries behind");
         self.counters.cancelled += before as u64;
         before
     }
@@ -468,13 +452,5 @@ impl TimerWheel {
     fn unlink(&mut self, fresh: bool, index: u32) {
         self.wheel.unlink(index);
         self.fresh -= u32::from(fresh);
-    }
-
-    fn free_list(&mut self, mut index: u32, out: &mut Vec<Waker>) {
-        while index != NIL {
-            let next = self.wheel.slab.at(index).next();
-            out.push(self.wheel.slab.remove(index).0.payload);
-            index = next;
-        }
     }
 }
