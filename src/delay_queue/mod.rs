@@ -346,7 +346,7 @@ impl<T> DelayQueue<T> {
     /// no item.
     #[track_caller]
     fn bind(&mut self, timer: &Timer) {
-        debug_assert!(self.bound.is_none() && self.wheel.slab().len() == 0);
+        debug_assert!(self.bound.is_none() && self.wheel.slab.len() == 0);
         // A sleep that never fires until the queue sets it.
         let sleep = timer.sleep(Duration::MAX);
         let tick_ns = u64::try_from(timer.tick().as_nanos()).unwrap_or(u64::MAX);
@@ -470,7 +470,7 @@ impl<T> DelayQueue<T> {
 
     #[track_caller]
     fn insert_offset(&mut self, value: T, offset: i64, due: bool) -> Key {
-        let Ok(key) = self.wheel.slab_mut().insert(value, Deadline::new(offset)) else {
+        let Ok(key) = self.wheel.slab.insert(value, Deadline::new(offset)) else {
             panic!(
                 "tickwheel: a DelayQueue holds {} items, the most it can address",
                 self.len()
@@ -548,14 +548,14 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
-        self.wheel.slab().get(key.slab_key())?;
+        self.wheel.slab.get(key.slab_key())?;
         // It may be what the sleep waits for: the head of the bucket of its
         // tick, or of a far lap. An item due later, or below a head that
         // stays, cannot be.
         let waited_for = self.wheel.may_hold_the_wake(key.index, self.armed);
         self.wheel.unlink(key.index);
-        let (item, key) = self.wheel.slab_mut().remove(key.index);
-        if self.wheel.slab().len() == 0 {
+        let (item, key) = self.wheel.slab.remove(key.index);
+        if self.wheel.slab.len() == 0 {
             // A task waiting on the queue sees it empty (`Ready(None)`).
             self.wake_parked();
         } else if waited_for {
@@ -630,7 +630,7 @@ impl<T> DelayQueue<T> {
 
     #[track_caller]
     fn check_key(&self, method: &str, key: &Key) {
-        if self.wheel.slab().get(key.slab_key()).is_none() {
+        if self.wheel.slab.get(key.slab_key()).is_none() {
             stale_key(method, key);
         }
     }
@@ -650,7 +650,7 @@ impl<T> DelayQueue<T> {
             return;
         }
         self.wheel.unlink(key.index);
-        self.wheel.slab_mut().at_mut(key.index).deadline = deadline;
+        self.wheel.slab.at_mut(key.index).deadline = deadline;
         let placed = self.wheel.link(key.index, due);
         self.wake_for(placed);
         if waited_for && placed == Placed::Never {
@@ -684,7 +684,7 @@ impl<T> DelayQueue<T> {
     /// ```
     #[track_caller]
     pub fn deadline(&self, key: &Key) -> Instant {
-        match self.wheel.slab().get(key.slab_key()) {
+        match self.wheel.slab.get(key.slab_key()) {
             Some(item) => self.instant_at(item.deadline),
             None => stale_key("deadline", key),
         }
@@ -716,7 +716,7 @@ impl<T> DelayQueue<T> {
     pub fn peek(&self) -> Option<Key> {
         self.wheel
             .peek()
-            .map(|index| Key::from(self.wheel.slab().key_at(index)))
+            .map(|index| Key::from(self.wheel.slab.key_at(index)))
     }
 
     /// The next item whose deadline has passed, as tokio-util's
@@ -786,10 +786,10 @@ impl<T> DelayQueue<T> {
         loop {
             if let Some(index) = self.wheel.pop_due(self.seen) {
                 made_progress();
-                let (item, key) = self.wheel.slab_mut().remove(index);
+                let (item, key) = self.wheel.slab.remove(index);
                 return Poll::Ready(Some(self.expired(item.payload, item.deadline, key.into())));
             }
-            if self.wheel.slab().len() == 0 {
+            if self.wheel.slab.len() == 0 {
                 self.keep_waker(cx);
                 made_progress();
                 return Poll::Ready(None);
@@ -847,7 +847,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn len(&self) -> usize {
-        self.wheel.slab().len()
+        self.wheel.slab.len()
     }
 
     /// `true` if the queue holds no item.
@@ -863,7 +863,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.wheel.slab().len() == 0
+        self.wheel.slab.len() == 0
     }
 
     /// The number of items the queue can hold without allocating: its
@@ -885,7 +885,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn capacity(&self) -> usize {
-        self.wheel.slab().capacity()
+        self.wheel.slab.capacity()
     }
 
     /// Makes room for at least `additional` more items without allocating.
@@ -911,7 +911,7 @@ impl<T> DelayQueue<T> {
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         assert!(
-            self.wheel.slab_mut().reserve(additional),
+            self.wheel.slab.reserve(additional),
             "tickwheel: DelayQueue capacity overflow (at most about a billion items)"
         );
     }
@@ -937,7 +937,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn clear(&mut self) {
-        let had_items = self.wheel.slab().len() > 0;
+        let had_items = self.wheel.slab.len() > 0;
         self.wheel.clear(drop);
         if had_items {
             self.wake_parked();
@@ -986,7 +986,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn compact(&mut self) {
-        self.wheel.slab_mut().release_empty_pages(true);
+        self.wheel.slab.release_empty_pages(true);
     }
 
     /// Releases the memory of the pages of slots at the end of the queue's
@@ -1014,7 +1014,7 @@ impl<T> DelayQueue<T> {
     /// # }
     /// ```
     pub fn shrink_to_fit(&mut self) {
-        self.wheel.slab_mut().release_empty_pages(false);
+        self.wheel.slab.release_empty_pages(false);
     }
 
     fn expired(&self, data: T, deadline: Deadline, key: Key) -> Expired<T> {
@@ -1173,7 +1173,7 @@ impl<T> fmt::Debug for DelayQueue<T> {
         f.debug_struct("DelayQueue")
             .field("len", &self.len())
             .field("capacity", &self.capacity())
-            .field("bytes", &self.wheel.slab().allocated_bytes())
+            .field("bytes", &self.wheel.slab.allocated_bytes())
             .field("elapsed_tick", &self.wheel.elapsed())
             .field("ring_slots", &self.wheel.slots())
             .field("waiting", &self.parked)

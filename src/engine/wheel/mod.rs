@@ -191,7 +191,9 @@ impl List {
 
 #[derive(Debug)]
 pub(crate) struct Wheel<P> {
-    slab: Slab<P>,
+    /// The nodes; a queue inserts and removes them here itself, around
+    /// linking and unlinking them.
+    pub(crate) slab: Slab<P>,
     /// Head of each bucket of the current and the next lap; allocated by
     /// the first link into it (see [`Wheel::file`]): until then the bitmap
     /// says every bucket is empty, so nothing reads it.
@@ -291,16 +293,6 @@ impl<P> Wheel<P> {
     pub(crate) fn clear(&mut self, take: impl FnMut(P)) {
         self.slab.clear(take);
         self.rebuild(self.slots(), self.tick.ns(), self.elapsed);
-    }
-
-    #[inline]
-    pub(crate) fn slab(&self) -> &Slab<P> {
-        &self.slab
-    }
-
-    #[inline]
-    pub(crate) fn slab_mut(&mut self) -> &mut Slab<P> {
-        &mut self.slab
     }
 
     /// Every tick up to and including this one has been processed: no node

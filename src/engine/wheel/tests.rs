@@ -687,7 +687,7 @@ fn the_overflow_window_slides_with_the_processed_tick() {
     let mut wheel: Wheel<u32> = Wheel::new(Slab::new(8), slots, tick_ns, 0);
     let add = |wheel: &mut Wheel<u32>, value, at: u64| {
         let deadline = Deadline::from_ns(at);
-        let key = wheel.slab_mut().insert(value, deadline).expect("room");
+        let key = wheel.slab.insert(value, deadline).expect("room");
         wheel.link(key.index, false);
     };
     add(&mut wheel, 1, 100 * lap);
@@ -704,9 +704,9 @@ fn the_overflow_window_slides_with_the_processed_tick() {
     assert_eq!(wheel.overflow.in_map(), 0, "10 laps ahead: in the array");
     let seen = wheel.tick_floor(100 * lap);
     let first = wheel.pop_due(seen).expect("item 2 is due");
-    assert_eq!(wheel.slab_mut().remove(first).0.payload, 2);
+    assert_eq!(wheel.slab.remove(first).0.payload, 2);
     let second = wheel.pop_due(seen).expect("item 1 is due");
-    assert_eq!(wheel.slab_mut().remove(second).0.payload, 1);
+    assert_eq!(wheel.slab.remove(second).0.payload, 1);
     wheel.settle(wheel.tick_floor(1_000 * lap));
     add(&mut wheel, 3, 1_010 * lap);
     assert_eq!(
@@ -756,7 +756,7 @@ fn a_node_moved_later_by_billions_of_laps_still_leaves_its_list() {
     let mut wheel: Wheel<u32> = Wheel::new(Slab::new(8), 1, 1, 0);
     let add = |wheel: &mut Wheel<u32>, value, at: u64| {
         let key = wheel
-            .slab_mut()
+            .slab
             .insert(value, Deadline::from_ns(at))
             .expect("room");
         wheel.link(key.index, false);
@@ -768,11 +768,11 @@ fn a_node_moved_later_by_billions_of_laps_still_leaves_its_list() {
         .extend(moved, Deadline::from_ns(10 + 5 * (1 << 30)))
         .is_some());
     wheel.unlink(moved);
-    wheel.slab_mut().remove(moved);
+    wheel.slab.remove(moved);
     assert_eq!(wheel.overflow.head(10), NIL, "lap 10's list is empty");
     assert_eq!(wheel.overflow.head(20), other, "lap 20's list is intact");
     wheel.unlink(other);
-    wheel.slab_mut().remove(other);
+    wheel.slab.remove(other);
     assert_eq!(wheel.overflow.head(20), NIL);
 }
 
