@@ -401,11 +401,8 @@ impl<P> Wheel<P> {
             (&mut self.ring[chain], List::Bucket(chain), Placed::At(tick))
         } else {
             let lap = self.geometry.lap(tick);
-            (
-                self.overflow.head_mut(lap),
-                List::Overflow((lap & LAP_MASK) as u32),
-                Placed::At(tick),
-            )
+            let list = List::Overflow((lap & LAP_MASK) as u32);
+            (self.overflow.head_mut(lap), list, Placed::At(tick))
         };
         push_front(&mut self.slab, head, index, list);
         placed
