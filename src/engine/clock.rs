@@ -245,7 +245,6 @@ impl Clock {
 /// raw read just before it and one just after must bracket it. If they
 /// ever do not (std's `Instant` moved to another clock), the frame turns
 /// off for good and every later read goes through `Instant`.
-#[derive(Debug)]
 pub(crate) struct MonotonicFrame(AtomicI64);
 
 impl MonotonicFrame {

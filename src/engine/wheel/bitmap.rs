@@ -4,7 +4,6 @@
 //! found with a few `trailing_zeros` over 64-slot words instead of a walk over
 //! every tick (the Linux timer wheel and tokio's `level.rs` do the same).
 
-#[derive(Debug)]
 pub(crate) struct Bitmap {
     words: Box<[u64]>,
 }

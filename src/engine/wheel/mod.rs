@@ -189,7 +189,6 @@ impl List {
     }
 }
 
-#[derive(Debug)]
 pub(crate) struct Wheel<P> {
     /// The nodes; a queue inserts and removes them here itself, around
     /// linking and unlinking them.

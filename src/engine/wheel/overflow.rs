@@ -21,7 +21,6 @@ use super::slab::NIL;
 /// Laps held in the array.
 pub(crate) const NEAR: usize = 64;
 
-#[derive(Debug)]
 pub(crate) struct Overflow {
     /// List head of lap `l` at `l % NEAR`, for laps in the window.
     near: [u32; NEAR],

@@ -110,7 +110,6 @@ impl Deadline {
 }
 
 /// One node of the wheel.
-#[derive(Debug)]
 pub(crate) struct Node<P> {
     pub(crate) payload: P,
     pub(crate) deadline: Deadline,
@@ -179,7 +178,6 @@ pub(crate) struct Key {
     pub(crate) generation: u32,
 }
 
-#[derive(Debug)]
 enum Slot<P> {
     Occupied(Node<P>),
     /// Free; the index it holds continues the free list ([`NIL`] at its
@@ -190,13 +188,11 @@ enum Slot<P> {
 /// Two slots and their generations side by side, so a slot and its
 /// generation share a cache line (or sit in adjacent ones): a key check is
 /// one memory access, not two, at the same 4 bytes a slot.
-#[derive(Debug)]
 struct Pair<P> {
     slots: [Slot<P>; 2],
     generations: [u32; 2],
 }
 
-#[derive(Debug)]
 struct Page<P> {
     /// Empty while the page is released.
     pairs: Vec<Pair<P>>,
@@ -269,7 +265,6 @@ impl<P> Page<P> {
     }
 }
 
-#[derive(Debug)]
 pub(crate) struct Slab<P> {
     pages: Vec<Page<P>>,
     /// Head of the free list.

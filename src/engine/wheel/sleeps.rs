@@ -96,7 +96,6 @@ fn wake_tick(wheel: &Wheel<Waker>, ns: u64) -> u64 {
 /// registered since the last pass and still pending are fewer in a service.
 pub(super) const FRESH_MAX: u32 = 64;
 
-#[derive(Debug)]
 pub(crate) struct TimerWheel {
     pub(super) wheel: Wheel<Waker>,
     /// Entries in the fresh list (at most [`FRESH_MAX`]).
