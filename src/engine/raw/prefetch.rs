@@ -21,21 +21,10 @@
 //! The hint is `PREFETCHT0`, on x86 and x86_64; elsewhere it does nothing
 //! (`core::arch`'s prefetch hints for other targets are unstable).
 
-use std::task::Waker;
-
 #[cfg(all(target_arch = "x86", target_feature = "sse"))]
 use core::arch::x86 as arch;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64 as arch;
-
-/// Asks the CPU to start loading the cache line `waker`'s data pointer
-/// points at (for a tokio task, the task's header, which its wake writes).
-/// A hint: it reads nothing the program can see and changes no state, so
-/// it is correct for any waker, whatever its data pointer is.
-#[inline]
-pub(crate) fn waker_target(waker: &Waker) {
-    address(waker.data());
-}
 
 /// Asks the CPU to start loading the cache line at `at`. A hint: it reads
 /// nothing the program can see and changes no state, so it is correct for
@@ -63,7 +52,7 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use std::task::Wake;
+    use std::task::{Wake, Waker};
 
     struct Count(AtomicUsize);
     impl Wake for Count {
@@ -77,11 +66,11 @@ mod tests {
     /// and only when woken.
     #[test]
     fn the_hint_changes_nothing_about_the_waker() {
-        waker_target(Waker::noop());
+        address(Waker::noop().data());
         let count = Arc::new(Count(AtomicUsize::new(0)));
         let waker = Waker::from(count.clone());
-        waker_target(&waker);
-        waker_target(&waker);
+        address(waker.data());
+        address(waker.data());
         assert_eq!(count.0.load(Ordering::SeqCst), 0, "a hint wakes nothing");
         waker.wake();
         assert_eq!(count.0.load(Ordering::SeqCst), 1);

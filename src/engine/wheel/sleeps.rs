@@ -397,8 +397,10 @@ impl TimerWheel {
                 // walk is done, not under it.
                 let waker = wheel.slab.remove(head).0.payload;
                 // Its task is woken once the batch is full or the bucket done,
-                // after the lock is released: start loading it now.
-                prefetch::waker_target(&waker);
+                // after the lock is released: start loading what its data
+                // pointer points at now (a tokio task's header, which the
+                // wake writes).
+                prefetch::address(waker.data());
                 out.push(waker);
             }
             if !left {
