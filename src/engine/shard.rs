@@ -109,11 +109,7 @@ impl Shard {
         waker: &Waker,
         passed: impl FnOnce() -> bool,
     ) -> Polled {
-        let (check, unchecked) = {
-            let mut wheel = self.wheel.lock();
-            // A gone entry has no mark: `take_unchecked` answers `false`.
-            (wheel.check_waker(key, waker), wheel.take_unchecked(key))
-        };
+        let (check, unchecked) = self.wheel.lock().check_waker(key, waker);
         if unchecked && passed() {
             // Fired meanwhile or not, the sleep is complete; a waker taken
             // back is dropped here, unlocked.

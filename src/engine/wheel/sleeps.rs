@@ -212,22 +212,17 @@ impl TimerWheel {
         self.wheel.slab.get(key).is_some()
     }
 
-    /// Whether `key`'s deadline was last set by a reset that did not read
-    /// the clock, so the poll that follows must read it to complete a
-    /// deadline that has passed. Clears the mark.
-    #[inline]
-    pub(crate) fn take_unchecked(&mut self, key: Key) -> bool {
-        self.wheel.slab.get_mut(key).is_some_and(Node::take_mark)
-    }
-
     /// Whether a registered entry's waker already wakes the task of `waker`
-    /// (checked before cloning `waker`, which must happen outside the lock).
+    /// (checked before cloning `waker`, which must happen outside the lock),
+    /// and whether its deadline was last set by a reset that did not read
+    /// the clock, so the poll that follows must read it to complete a
+    /// deadline that has passed (the mark is cleared; a gone entry has none).
     #[inline]
-    pub(crate) fn check_waker(&self, key: Key, waker: &Waker) -> WakerCheck {
-        match self.wheel.slab.get(key) {
-            None => WakerCheck::Gone,
-            Some(node) if node.payload.will_wake(waker) => WakerCheck::Same,
-            Some(_) => WakerCheck::Different,
+    pub(crate) fn check_waker(&mut self, key: Key, waker: &Waker) -> (WakerCheck, bool) {
+        match self.wheel.slab.get_mut(key) {
+            None => (WakerCheck::Gone, false),
+            Some(node) if node.payload.will_wake(waker) => (WakerCheck::Same, node.take_mark()),
+            Some(node) => (WakerCheck::Different, node.take_mark()),
         }
     }
 
@@ -269,7 +264,7 @@ impl TimerWheel {
     /// per timeout period instead of one per message.
     ///
     /// `unchecked` says the caller did not compare the deadline with the
-    /// clock (see [`TimerWheel::take_unchecked`]); a deadline in a processed
+    /// clock (see [`TimerWheel::check_waker`]); a deadline in a processed
     /// tick completes here either way.
     #[inline]
     pub(crate) fn reset(&mut self, key: Key, deadline_ns: u64, unchecked: bool) -> Reset {

@@ -596,14 +596,14 @@ fn waker_updates_replace_only_different_tasks() {
     let mut h = Harness::new(8);
     let k = h.insert(1, 30);
     let same = h.wheel.wheel.slab.get(k).unwrap().payload.clone();
-    assert_eq!(h.wheel.check_waker(k, &same), WakerCheck::Same);
+    assert_eq!(h.wheel.check_waker(k, &same).0, WakerCheck::Same);
     let other = h.waker(2);
-    assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Different);
+    assert_eq!(h.wheel.check_waker(k, &other).0, WakerCheck::Different);
     assert!(h.wheel.swap_waker(k, other.clone()).is_ok());
-    assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Same);
+    assert_eq!(h.wheel.check_waker(k, &other).0, WakerCheck::Same);
     h.advance_to(30);
     assert_eq!(h.fired(), vec![2], "the newest waker is the one woken");
-    assert_eq!(h.wheel.check_waker(k, &other), WakerCheck::Gone);
+    assert_eq!(h.wheel.check_waker(k, &other).0, WakerCheck::Gone);
     assert!(
         h.wheel.swap_waker(k, other).is_err(),
         "a fired entry hands the new waker back"
