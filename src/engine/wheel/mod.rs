@@ -231,8 +231,8 @@ impl<P> Wheel<P> {
     /// `tick_ns` long, with every tick up to `elapsed` processed, over
     /// `slab`.
     pub(crate) fn new(slab: Slab<P>, slots: usize, tick_ns: u64, elapsed: u64) -> Self {
-        debug_assert!(tick_ns > 0);
-        // `Ring::new` checks that `slots` is a power of two.
+        // `TickDiv::new` checks that `tick_ns` is not zero (dividing by it
+        // below panics first), `Ring::new` that `slots` is a power of two.
         let geometry = Ring::new(slots);
         let last_tick = SATURATED / tick_ns;
         Wheel {
