@@ -674,7 +674,8 @@ impl fmt::Debug for Timer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::shard::{self, Tally};
+    use crate::engine::shard;
+    use crate::engine::wheel::Tally;
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::mpsc;

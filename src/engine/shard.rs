@@ -43,8 +43,7 @@ use crate::engine::shared::Shared;
 use crate::engine::spare;
 use crate::engine::sync;
 use crate::engine::unwind;
-use crate::engine::wheel::{Advance, Insert, Key, Reset, TimerWheel, WakerCheck};
-use crate::stats::LatenessHistogram;
+use crate::engine::wheel::{Advance, Insert, Key, Reset, Tally, TimerWheel, WakerCheck};
 
 /// Wakers collected under a shard lock before it is released to wake them.
 pub(crate) const WAKE_BATCH: usize = 64;
@@ -261,15 +260,7 @@ impl Shard {
 
     /// Adds this shard's counters, entry storage and lateness to `tally`.
     pub(crate) fn tally_into(&self, tally: &mut Tally) {
-        let wheel = self.wheel.lock();
-        let c = wheel.counters();
-        tally.pending += wheel.pending();
-        tally.registered += c.registered;
-        tally.fired += c.fired;
-        tally.cancelled += c.cancelled;
-        tally.migrated += c.migrated;
-        tally.entry_bytes += wheel.entry_bytes();
-        tally.lateness.merge(wheel.lateness());
+        self.wheel.lock().tally_into(tally);
     }
 
     /// Holds this shard's lock until the result is dropped, for tests that
@@ -278,18 +269,6 @@ impl Shard {
     pub(crate) fn hold_lock(&self) -> impl Sized + '_ {
         self.wheel.lock()
     }
-}
-
-/// The sum of some shards' counters, for `Timer::stats`.
-#[derive(Debug, Default)]
-pub(crate) struct Tally {
-    pub(crate) pending: usize,
-    pub(crate) registered: u64,
-    pub(crate) fired: u64,
-    pub(crate) cancelled: u64,
-    pub(crate) migrated: u64,
-    pub(crate) entry_bytes: usize,
-    pub(crate) lateness: LatenessHistogram,
 }
 
 /// Wakers taken out of the wheel and not yet woken. Wakes them if dropped

@@ -12,8 +12,8 @@ use std::ops::Sub;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::engine::shard::Tally;
 use crate::engine::state::Inner;
+use crate::engine::wheel::Tally;
 
 mod lateness;
 

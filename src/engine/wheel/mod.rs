@@ -103,7 +103,7 @@ use self::overflow::Overflow;
 use self::ring::Ring;
 pub(crate) use self::slab::{Deadline, Key, Slab, MAX_KEY};
 use self::slab::{Node, HEAD, NIL};
-pub(crate) use self::sleeps::{Advance, Insert, Reset, TimerWheel, WakerCheck};
+pub(crate) use self::sleeps::{Advance, Insert, Reset, Tally, TimerWheel, WakerCheck};
 use crate::engine::tick_div::TickDiv;
 
 /// Deadlines at or past this many nanoseconds since the origin have

@@ -5,7 +5,7 @@
 
 use std::task::Waker;
 
-use super::slab::{Node, Slab, NIL, PAGE_LEN};
+use super::slab::{Slab, NIL, PAGE_LEN};
 use super::{Deadline, Key, List, Wheel};
 use crate::engine::raw::prefetch;
 use crate::stats::LatenessHistogram;
@@ -73,6 +73,18 @@ pub(crate) struct Counters {
     pub(crate) fired: u64,
     pub(crate) cancelled: u64,
     pub(crate) migrated: u64,
+}
+
+/// The sum of some shards' counters, for `Timer::stats`.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) pending: usize,
+    pub(crate) registered: u64,
+    pub(crate) fired: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) migrated: u64,
+    pub(crate) entry_bytes: usize,
+    pub(crate) lateness: LatenessHistogram,
 }
 
 /// The tick the driver must wake for a deadline of `ns`: the one it is filed
@@ -153,16 +165,25 @@ impl TimerWheel {
         self.wheel.slab.retire_every_index();
     }
 
+    #[cfg(test)]
     pub(crate) fn counters(&self) -> Counters {
         self.counters
     }
 
-    pub(crate) fn lateness(&self) -> &LatenessHistogram {
-        &self.lateness
-    }
-
+    #[cfg(test)]
     pub(crate) fn entry_bytes(&self) -> usize {
         self.wheel.slab.allocated_bytes()
+    }
+
+    /// Adds this wheel's counters, entry storage and lateness to `tally`.
+    pub(crate) fn tally_into(&self, tally: &mut Tally) {
+        tally.pending += self.pending();
+        tally.registered += self.counters.registered;
+        tally.fired += self.counters.fired;
+        tally.cancelled += self.counters.cancelled;
+        tally.migrated += self.counters.migrated;
+        tally.entry_bytes += self.wheel.slab.allocated_bytes();
+        tally.lateness.merge(&self.lateness);
     }
 
     /// Every tick up to and including this one has been processed: no live
