@@ -482,7 +482,7 @@ impl Sleep {
                 self.set_state(State::Registered(key));
                 Poll::Pending
             }
-            Insert::Elapsed | Insert::Shutdown => {
+            Insert::Done => {
                 self.set_state(State::Done);
                 Poll::Ready(())
             }

@@ -17,10 +17,10 @@ pub(crate) enum Insert {
     /// unless that list was full); it will fire at `tick` (`u64::MAX`:
     /// never).
     Registered { key: Key, tick: u64 },
-    /// The deadline's tick was already processed: the deadline has passed.
-    Elapsed,
-    /// The timer has shut down; nothing will ever fire again.
-    Shutdown,
+    /// Nothing to wait for: the deadline's tick was already processed (the
+    /// deadline has passed), or the timer has shut down (nothing will ever
+    /// fire again).
+    Done,
     /// Every key of this shard is in use (about a billion timers).
     NoKeys,
 }
@@ -201,12 +201,9 @@ impl TimerWheel {
     /// leaves it there for the caller to drop outside the lock.
     #[inline]
     pub(crate) fn insert(&mut self, deadline_ns: u64, waker: &mut Option<Waker>) -> Insert {
-        if self.shutdown {
-            return Insert::Shutdown;
-        }
         let tick = wake_tick(&self.wheel, deadline_ns);
-        if tick <= self.wheel.elapsed {
-            return Insert::Elapsed;
+        if self.shutdown || tick <= self.wheel.elapsed {
+            return Insert::Done;
         }
         let taken = waker.take().expect("insert is given a waker");
         let deadline = Deadline::from_ns(deadline_ns);
@@ -431,7 +428,7 @@ impl TimerWheel {
     }
 
     /// Shuts the wheel down: unregisters every entry and pushes its waker onto
-    /// `out`. Later inserts answer [`Insert::Shutdown`]. Returns how many
+    /// `out`. Later inserts answer [`Insert::Done`]. Returns how many
     /// entries were pending.
     pub(crate) fn close_and_drain(&mut self, out: &mut Vec<Waker>) -> usize {
         self.shutdown = true;

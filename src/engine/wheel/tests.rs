@@ -448,11 +448,11 @@ fn past_deadlines_are_refused_and_shutdown_drains_everything() {
     let w = h.waker(9);
     assert!(matches!(
         h.wheel.insert(40, &mut Some(w.clone())),
-        Insert::Elapsed
+        Insert::Done
     ));
     assert!(matches!(
         h.wheel.insert(0, &mut Some(w.clone())),
-        Insert::Elapsed
+        Insert::Done
     ));
     let mut out = Vec::new();
     assert_eq!(h.wheel.close_and_drain(&mut out), 2);
@@ -460,7 +460,7 @@ fn past_deadlines_are_refused_and_shutdown_drains_everything() {
     assert_eq!(h.wheel.pending(), 0);
     assert!(matches!(
         h.wheel.insert(10_000, &mut Some(w.clone())),
-        Insert::Shutdown
+        Insert::Done
     ));
 }
 
