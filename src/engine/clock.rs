@@ -270,28 +270,23 @@ impl MonotonicFrame {
         Some((monotonic::now_ns()? as i64).saturating_sub(frame))
     }
 
-    /// A raw read for [`check`](Self::check), taken just before the driver
-    /// reads `Instant`; none if the frame is off.
-    pub(crate) fn read(&self) -> Option<u64> {
-        (self.0.load(Ordering::Relaxed) != Self::OFF)
-            .then(monotonic::now_ns)
-            .flatten()
-    }
-
-    /// The driver's pass: `now` is its `Instant` reading (as an offset),
-    /// `before` the raw read taken just before it. Unless `before` and a
-    /// raw read taken now bracket `now`, the frame turns off.
-    pub(crate) fn check(&self, before: Option<u64>, now: i64) {
+    /// The driver's reading of now (`read`, which answers it and its offset
+    /// from the origin), checked against a raw read just before it and one
+    /// just after: unless they bracket it, the frame turns off. No raw read
+    /// while the frame is off.
+    pub(crate) fn check<T>(&self, read: impl FnOnce() -> (T, i64)) -> T {
         let frame = self.0.load(Ordering::Relaxed);
-        let Some(before) = before.filter(|_| frame != Self::OFF) else {
-            return;
-        };
-        let offset = |raw: u64| (raw as i64).saturating_sub(frame);
-        let after = monotonic::now_ns();
-        if !after.is_some_and(|after| (offset(before)..=offset(after)).contains(&now)) {
-            self.0.store(Self::OFF, Ordering::Relaxed);
-            debug!("the raw clock left Instant's: new deadlines read Instant");
+        let before = (frame != Self::OFF).then(monotonic::now_ns).flatten();
+        let (now, offset) = read();
+        let raw = |raw: u64| (raw as i64).saturating_sub(frame);
+        if let Some(before) = before {
+            let after = monotonic::now_ns();
+            if !after.is_some_and(|after| (raw(before)..=raw(after)).contains(&offset)) {
+                self.0.store(Self::OFF, Ordering::Relaxed);
+                debug!("the raw clock left Instant's: new deadlines read Instant");
+            }
         }
+        now
     }
 }
 
@@ -354,7 +349,8 @@ mod tests {
             "test-util builds pause current-thread clocks"
         );
         let frame = MonotonicFrame::new(&clock(), &source);
-        assert_eq!((frame.offset(), frame.read()), (None, None));
+        assert_eq!(frame.offset(), None);
+        assert_eq!(frame.0.load(Ordering::Relaxed), MonotonicFrame::OFF);
     }
 
     /// The driver's check: a frame that agrees with `Instant` stays on
@@ -365,8 +361,7 @@ mod tests {
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(tickwheel_loom)))]
     fn a_pass_turns_off_a_frame_that_disagrees_with_instant() {
         let pass = |frame: &MonotonicFrame, instant: &dyn Fn() -> i64| {
-            let before = frame.read();
-            frame.check(before, instant());
+            frame.check(|| ((), instant()));
         };
         let (frame, instant) = system_frame();
         let exact = frame.0.load(Ordering::Relaxed);

@@ -153,10 +153,10 @@ impl Shared {
     /// The driver's reading of now, which also keeps the monotonic frame
     /// honest ([`MonotonicFrame::check`]).
     pub(crate) fn pass_now(&self) -> Instant {
-        let before = self.frame.read();
-        let now = self.now();
-        self.frame.check(before, self.clock.offset(now));
-        now
+        self.frame.check(|| {
+            let now = self.now();
+            (now, self.clock.offset(now))
+        })
     }
 
     /// Called after linking an entry for `tick` (outside the shard's lock):
