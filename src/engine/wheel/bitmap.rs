@@ -24,11 +24,6 @@ impl Bitmap {
         self.words[slot / 64] &= !(1 << (slot % 64));
     }
 
-    /// Whether no slot is set.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.words.iter().all(|&word| word == 0)
-    }
-
     /// The first set slot at or after `from`, if any (no wrap-around).
     pub(crate) fn next_set(&self, from: usize) -> Option<usize> {
         let mut word_index = from / 64;

@@ -276,7 +276,7 @@ impl<P> Wheel<P> {
             && self.head_due_at(self.geometry.bucket(tick), tick))
             || self.overflow.first().is_some_and(|lap| {
                 self.geometry.move_in_tick(lap) == tick
-                    && self.occupied.is_empty()
+                    && self.occupied.next_set(0).is_none()
                     && self.in_own_lap(self.overflow.head(lap), lap)
             })
     }
