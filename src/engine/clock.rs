@@ -50,10 +50,16 @@ impl TimeSource {
     pub(crate) fn for_runtime(handle: &Handle) -> Self {
         match handle.runtime_flavor() {
             RuntimeFlavor::MultiThread => TimeSource::System,
-            // Without tokio's `test-util` no clock can be paused, so every
-            // runtime's clock is the system's: release builds read it
-            // directly, with no runtime lookup.
-            _ if !clocks_can_pause() => TimeSource::System,
+            // Without tokio's `test-util` (the one build in which a runtime's
+            // clock can be paused: `time::pause`, `Builder::start_paused` and
+            // `time::advance` exist only there) no clock can be paused, so
+            // every runtime's clock is the system's: release builds read it
+            // directly, with no runtime lookup. Cargo unifies features, so
+            // this is the answer for the whole program: if any crate in it
+            // (a test's dev-dependencies, say) turns `test-util` on, clocks
+            // may pause and every read takes the exact path. Answered at
+            // compile time by whether `Builder::start_paused` exists.
+            _ if !has_inherent_start_paused!(tokio::runtime::Builder) => TimeSource::System,
             // Current-thread runtimes, and any flavor tokio adds later: exact
             // whatever the flavor's clock does.
             _ => TimeSource::Runtime {
@@ -80,19 +86,6 @@ impl TimeSource {
             }
         }
     }
-}
-
-/// Whether tokio was built with its `test-util` feature, the one build in
-/// which a runtime's clock can be paused (`time::pause`,
-/// `Builder::start_paused` and `time::advance` exist only there).
-///
-/// Cargo unifies features, so this is the answer for the whole program: if
-/// any crate in it (a test's dev-dependencies, say) turns `test-util` on,
-/// clocks may pause and every read takes the exact path. Answered at
-/// compile time by whether `Builder::start_paused` exists (see
-/// [`has_inherent_start_paused`]).
-pub(crate) fn clocks_can_pause() -> bool {
-    has_inherent_start_paused!(tokio::runtime::Builder)
 }
 
 /// Whether type `$ty` has an inherent method `start_paused(&mut self, bool)
@@ -481,7 +474,7 @@ mod tests {
         assert!(!has_inherent_start_paused!(Without));
         // This crate's tests build tokio with `test-util` (a dev-dependency
         // feature), so here clocks can pause.
-        assert!(clocks_can_pause());
+        assert!(has_inherent_start_paused!(tokio::runtime::Builder));
         let _ = With.start_paused(true);
     }
 
