@@ -257,11 +257,8 @@ impl<P> Page<P> {
 
     #[inline]
     fn slot_mut(&mut self, offset: usize) -> (&mut Slot<P>, &mut u32) {
-        let pair = &mut self.pairs[offset / 2];
-        (
-            &mut pair.slots[offset % 2],
-            &mut pair.generations[offset % 2],
-        )
+        let (pair, side) = (&mut self.pairs[offset / 2], offset % 2);
+        (&mut pair.slots[side], &mut pair.generations[side])
     }
 }
 
