@@ -270,7 +270,9 @@ impl TimerWheel {
     /// `None` if it already fired or was cancelled.
     #[inline]
     pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
-        self.unlink(self.wheel.slab.get(key)?.is_due(), key.index);
+        // A timer's node carries the `due` flag while it is in the fresh list.
+        self.fresh -= u32::from(self.wheel.slab.get(key)?.is_due());
+        self.wheel.unlink(key.index);
         Some(self.take(key.index))
     }
 
@@ -295,7 +297,8 @@ impl TimerWheel {
             return Reset::InPlace;
         }
         let tick = wake_tick(&self.wheel, deadline_ns);
-        self.unlink(fresh, key.index);
+        self.wheel.unlink(key.index);
+        self.fresh -= u32::from(fresh);
         if tick <= self.wheel.elapsed {
             return Reset::Elapsed(self.take(key.index));
         }
@@ -458,13 +461,5 @@ impl TimerWheel {
         if self.wheel.chains < CHAINS && self.wheel.slab.len() >= WIDEN_AT {
             self.wheel.set_chains(CHAINS);
         }
-    }
-
-    /// Takes the node at `index` out of its list; `fresh` if it was in the
-    /// fresh list.
-    #[inline]
-    fn unlink(&mut self, fresh: bool, index: u32) {
-        self.wheel.unlink(index);
-        self.fresh -= u32::from(fresh);
     }
 }
