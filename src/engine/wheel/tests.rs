@@ -10,6 +10,38 @@ use std::task::{Wake, Waker};
 
 use super::watchdog::Watchdog;
 
+impl<P> Wheel<P> {
+    /// How many nodes the lists hold: every chain of every busy bucket, every
+    /// far lap's list, and the `never`, `fresh` and `due` lists. Equal to the
+    /// slab's length unless a node was lost (stored, but in no list: it would
+    /// never fire, and only a shutdown would find it).
+    fn linked_len(&self) -> usize {
+        let walk = |mut at: u32| {
+            let mut n = 0;
+            while at != NIL {
+                n += 1;
+                at = self.slab.at(at).next();
+            }
+            n
+        };
+        let lists = [self.never, self.fresh, self.due];
+        let mut n: usize = lists.into_iter().map(walk).sum();
+        let mut bucket = self.occupied.next_set(0);
+        while let Some(b) = bucket {
+            let chains = 0..self.chains as usize;
+            n += chains
+                .map(|c| walk(self.ring[self.chain(b, c)]))
+                .sum::<usize>();
+            bucket = self.occupied.next_set(b + 1);
+        }
+        n + self
+            .overflow
+            .iter()
+            .map(|(_, head)| walk(head))
+            .sum::<usize>()
+    }
+}
+
 const TICK: u64 = 10;
 
 /// A waker that records which timer it belongs to when woken.
@@ -1178,6 +1210,9 @@ mod widened_model {
                 }
             }
             prop_assert_eq!(h.wheel.pending(), live.len());
+            // Every entry is in some list (the drain below no longer walks
+            // the lists, so it would hand back a lost one all the same).
+            prop_assert_eq!(h.wheel.wheel.linked_len(), live.len());
             // A shutdown drain hands back every live entry, every chain's.
             let mut out = Vec::new();
             prop_assert_eq!(h.wheel.close_and_drain(&mut out), live.len());
