@@ -266,7 +266,8 @@ impl MonotonicFrame {
     /// The driver's reading of now (`read`, which answers it and its offset
     /// from the origin), checked against a raw read just before it and one
     /// just after: unless they bracket it, the frame turns off. No raw read
-    /// while the frame is off.
+    /// if the frame is off when the check starts (only the driver's pass
+    /// turns it off, and passes run one at a time).
     pub(crate) fn check<T>(&self, read: impl FnOnce() -> (T, i64)) -> T {
         let frame = self.0.load(Ordering::Relaxed);
         let before = (frame != Self::OFF).then(monotonic::now_ns).flatten();
