@@ -77,6 +77,7 @@ impl Shard {
     }
 
     /// Registers `waker` for `deadline_ns`, waking the driver if needed.
+    #[inline]
     pub(crate) fn register(&self, deadline_ns: u64, waker: &Waker) -> Insert {
         let mut waker = Some(spare::clone_of(waker));
         let outcome = {

@@ -266,8 +266,12 @@ pub(crate) struct Slab<P> {
     pages: Vec<Page<P>>,
     /// Head of the free list.
     free: u32,
-    /// Slots on the free list.
-    free_len: usize,
+    /// Slots on the free list. A `u32` (indices are), not a `usize` beside
+    /// `len`: two adjacent `usize` counters get one 16-byte vector update in
+    /// `insert`, which waits on `remove`'s two 8-byte updates of the same
+    /// bytes (a failed store-to-load forward, the hottest instruction of
+    /// `insert` in a profile of W2: BENCHMARKS.md, the thirteenth stop).
+    free_len: u32,
     /// Occupied slots.
     len: usize,
     /// Pages holding memory.
@@ -327,7 +331,7 @@ impl<P> Slab<P> {
         // past free slots would hand out high indices first, which keeps
         // pages from emptying and `compact` from trimming.
         let mut reorder = false;
-        while self.free_len < additional {
+        while (self.free_len as usize) < additional {
             reorder |= self.free != NIL;
             if !self.grow() {
                 return false;
@@ -592,7 +596,7 @@ impl<P> Slab<P> {
         // The last new slot continues the free list as it was.
         page.pairs[len / 2 - 1].slots[1] = Slot::Vacant(self.free);
         self.free = base + old as u32;
-        self.free_len += len - old;
+        self.free_len += (len - old) as u32;
     }
 
     #[cfg(not(test))]
