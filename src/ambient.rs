@@ -188,12 +188,29 @@ impl Timer {
 /// # Panics
 ///
 /// As [`Timer::current`], and as [`Timer::sleep`] with `Refuse::Panic`.
+///
+/// Inlined, as the sleep's constructors are: a `Sleep` returned through
+/// memory by a call and then moved (into a `Timeout`, a task's state) is
+/// written as 8-byte fields and read back as 16 bytes, which the CPU cannot
+/// forward from its store buffer (about 4 ns a sleep here; BENCHMARKS.md,
+/// the thirteenth stop).
 #[track_caller]
+#[inline]
 pub(crate) fn sleep(until: Until, refuse: Refuse) -> Result<Sleep, Error> {
-    match cached_shard() {
-        Some(shard) => sleep_on(shard, until, refuse),
-        None => Timer::current().make_sleep(until, refuse),
-    }
+    // A `match`, not `unwrap_or_else`: a panic in the lookup (no runtime)
+    // names the caller's line only through direct `#[track_caller]` calls.
+    let shard = match cached_shard() {
+        Some(shard) => shard,
+        None => current_shard(),
+    };
+    sleep_on(shard, until, refuse)
+}
+
+/// This thread's shard of the runtime's timer, looked up (the cache missed).
+#[track_caller]
+#[cold]
+fn current_shard() -> Arc<Shard> {
+    Timer::current().shard()
 }
 
 /// A sleep on `timer`, or on the current runtime's default timer when there

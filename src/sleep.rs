@@ -114,7 +114,7 @@ pub struct Sleep {
 
 /// A new sleep on `shard`, the calling thread's shard of its timer.
 #[track_caller]
-#[inline]
+#[inline(always)]
 pub(crate) fn sleep_on(shard: Arc<Shard>, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
     let shared = &shard.shared;
     if shared.is_shutdown() {

@@ -143,6 +143,7 @@ pub mod error {
 /// # }
 /// ```
 #[track_caller]
+#[inline]
 pub fn sleep(duration: Duration) -> Sleep {
     ambient::sleep(Until::After(duration), Refuse::Panic).unwrap_or_else(|err| capacity_panic(err))
 }
@@ -168,6 +169,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # }
 /// ```
 #[track_caller]
+#[inline]
 pub fn sleep_until(deadline: Instant) -> Sleep {
     ambient::sleep(Until::At(deadline), Refuse::Panic).unwrap_or_else(|err| capacity_panic(err))
 }
@@ -192,6 +194,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// # }
 /// ```
 #[track_caller]
+#[inline]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
     Timeout::new(future.into_future(), sleep(duration))
 }
@@ -217,6 +220,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// # }
 /// ```
 #[track_caller]
+#[inline]
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
     Timeout::new(future.into_future(), sleep_until(deadline))
 }

@@ -184,6 +184,7 @@ impl Timer {
     /// # }
     /// ```
     #[track_caller]
+    #[inline]
     pub fn sleep(&self, duration: Duration) -> Sleep {
         self.make_sleep(Until::After(duration), Refuse::Panic)
             .unwrap_or_else(|err| capacity_panic(err))
@@ -213,6 +214,7 @@ impl Timer {
     /// # }
     /// ```
     #[track_caller]
+    #[inline]
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
         self.make_sleep(Until::At(deadline), Refuse::Panic)
             .unwrap_or_else(|err| capacity_panic(err))
@@ -239,6 +241,7 @@ impl Timer {
     /// # }
     /// ```
     #[track_caller]
+    #[inline]
     pub fn timeout<F: IntoFuture>(&self, duration: Duration, future: F) -> Timeout<F::IntoFuture> {
         Timeout::new(future.into_future(), self.sleep(duration))
     }
@@ -267,6 +270,7 @@ impl Timer {
     /// # }
     /// ```
     #[track_caller]
+    #[inline]
     pub fn timeout_at<F: IntoFuture>(
         &self,
         deadline: Instant,
@@ -636,9 +640,15 @@ impl Timer {
     }
 
     #[track_caller]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn make_sleep(&self, until: Until, refuse: Refuse) -> Result<Sleep, Error> {
-        sleep_on(self.inner.shard().clone(), until, refuse)
+        sleep_on(self.shard(), until, refuse)
+    }
+
+    /// The calling thread's shard of this timer.
+    #[inline]
+    pub(crate) fn shard(&self) -> Arc<crate::engine::shard::Shard> {
+        self.inner.shard().clone()
     }
 }
 

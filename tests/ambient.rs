@@ -333,6 +333,54 @@ fn current_outside_a_runtime_panics() {
     let _ = Timer::current();
 }
 
+/// Where the panic of `f` says it happened, if `f` panics. The hook is
+/// installed once and records only for the thread that asks; every other
+/// panic goes to the hook that was there before.
+fn panic_location(f: impl FnOnce()) -> Option<(String, u32)> {
+    use std::cell::RefCell;
+    use std::sync::Once;
+    thread_local! {
+        static CAUGHT: RefCell<Option<Option<(String, u32)>>> = const { RefCell::new(None) };
+    }
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let recorded = CAUGHT.with(|caught| {
+                let mut caught = caught.borrow_mut();
+                caught.as_mut().map(|slot| {
+                    *slot = info.location().map(|l| (l.file().to_owned(), l.line()));
+                })
+            });
+            if recorded.is_none() {
+                previous(info);
+            }
+        }));
+    });
+    CAUGHT.with(|caught| *caught.borrow_mut() = Some(None));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let location = CAUGHT.with(|caught| caught.borrow_mut().take()).flatten();
+    assert!(result.is_err(), "expected a panic");
+    location
+}
+
+/// The panic names the caller's line, as tokio's does: every call between
+/// the user's and the runtime lookup is `#[track_caller]`.
+#[test]
+fn a_panic_outside_a_runtime_names_the_callers_line() {
+    let _watchdog = common::Watchdog::start();
+    let here = |line| Some((file!().to_owned(), line));
+    let line = line!() + 1;
+    let sleep = panic_location(|| drop(time::sleep(ms(10))));
+    assert_eq!(sleep, here(line));
+    let line = line!() + 1;
+    let until = panic_location(|| drop(time::sleep_until(Instant::now())));
+    assert_eq!(until, here(line));
+    let line = line!() + 1;
+    let timeout = panic_location(|| drop(time::timeout(ms(10), async {})));
+    assert_eq!(timeout, here(line));
+}
+
 /// After its runtime has ended, the thread is outside any runtime again.
 #[test]
 #[should_panic(expected = "must be called from within a Tokio 1.x runtime")]
