@@ -313,11 +313,10 @@ pub(crate) enum Polled {
 /// The shard index this thread uses in a timer of `shards` shards (a power
 /// of two). Threads get consecutive numbers, so the first `shards` threads to
 /// make sleeps each get a shard of their own.
+#[inline]
 pub(crate) fn index_for_current_thread(shards: usize) -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static HINT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
-    }
+    thread_local!(static HINT: usize = NEXT.fetch_add(1, Ordering::Relaxed));
     HINT.with(|hint| *hint) & (shards - 1)
 }
 

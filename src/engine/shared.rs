@@ -245,6 +245,7 @@ impl Shared {
         self.handles.load(Ordering::SeqCst) == 0
     }
 
+    #[inline]
     pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::SeqCst)
     }
@@ -260,6 +261,7 @@ impl Shared {
 
     /// Takes one unit of the budget for a new sleep, failing at the limit.
     /// Unbounded timers always succeed without touching shared memory.
+    #[inline]
     pub(crate) fn try_reserve(&self) -> Result<(), AtCapacity> {
         let Some(cap) = &self.capacity else {
             return Ok(());

@@ -192,6 +192,7 @@ impl Inner {
             .fold(u64::MAX, |earliest, shard| earliest.min(shard.due()))
     }
 
+    #[inline]
     pub(crate) fn shard(&self) -> &Arc<Shard> {
         &self.shards[shard::index_for_current_thread(self.shards.len())]
     }
