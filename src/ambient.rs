@@ -185,15 +185,15 @@ impl Timer {
 /// path, without a `Timer` handle (no reference count taken but the sleep's
 /// own).
 ///
-/// # Panics
-///
-/// As [`Timer::current`], and as [`Timer::sleep`] with `Refuse::Panic`.
-///
 /// Inlined, as the sleep's constructors are: a `Sleep` returned through
 /// memory by a call and then moved (into a `Timeout`, a task's state) is
 /// written as 8-byte fields and read back as 16 bytes, which the CPU cannot
 /// forward from its store buffer (about 4 ns a sleep here; BENCHMARKS.md,
 /// the thirteenth stop).
+///
+/// # Panics
+///
+/// As [`Timer::current`], and as [`Timer::sleep`] with `Refuse::Panic`.
 #[track_caller]
 #[inline]
 pub(crate) fn sleep(until: Until, refuse: Refuse) -> Result<Sleep, Error> {

@@ -396,3 +396,15 @@ pub(crate) fn shutdown_panic() -> ! {
 pub(crate) fn capacity_panic(err: Error) -> ! {
     panic!("tickwheel: {err}; use the try_* methods to handle this without panicking")
 }
+
+/// `sleep`, or the panicking forms' answer to its refusal at `max_pending`.
+/// A `match` in a `#[track_caller]` function, not `unwrap_or_else` with a
+/// closure: only direct calls carry the caller's line into the panic.
+#[track_caller]
+#[inline]
+pub(crate) fn or_capacity_panic<T>(sleep: Result<T, Error>) -> T {
+    match sleep {
+        Ok(sleep) => sleep,
+        Err(err) => capacity_panic(err),
+    }
+}

@@ -157,6 +157,7 @@ pub(crate) enum Refuse {
 impl Sleep {
     /// A sleep until `deadline` (an offset), registering on its first poll;
     /// `checked` as in [`State::Unregistered`].
+    #[inline]
     pub(crate) fn new(shard: Arc<Shard>, deadline: i64, checked: bool) -> Self {
         let mut sleep = Sleep {
             shard,
@@ -169,6 +170,7 @@ impl Sleep {
     }
 
     /// A sleep that is already complete (a zero duration).
+    #[inline]
     pub(crate) fn done(shard: Arc<Shard>, deadline: i64) -> Self {
         let mut sleep = Sleep::new(shard, deadline, true);
         sleep.set_state(State::Done);

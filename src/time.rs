@@ -75,7 +75,7 @@
 use std::future::IntoFuture;
 
 use crate::ambient;
-use crate::error::capacity_panic;
+use crate::error::or_capacity_panic;
 use crate::sleep::{Refuse, Until};
 use crate::timer::Timer;
 
@@ -145,7 +145,7 @@ pub mod error {
 #[track_caller]
 #[inline]
 pub fn sleep(duration: Duration) -> Sleep {
-    ambient::sleep(Until::After(duration), Refuse::Panic).unwrap_or_else(|err| capacity_panic(err))
+    or_capacity_panic(ambient::sleep(Until::After(duration), Refuse::Panic))
 }
 
 /// Waits until `deadline` is reached, like [`tokio::time::sleep_until`], on
@@ -171,7 +171,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 #[track_caller]
 #[inline]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    ambient::sleep(Until::At(deadline), Refuse::Panic).unwrap_or_else(|err| capacity_panic(err))
+    or_capacity_panic(ambient::sleep(Until::At(deadline), Refuse::Panic))
 }
 
 /// Runs `future` with a time limit of `duration`, like

@@ -13,7 +13,7 @@ use crate::builder::Builder;
 use crate::engine::driver;
 use crate::engine::state::{Config, Inner};
 use crate::engine::tokio_compat;
-use crate::error::{capacity_panic, Error};
+use crate::error::{or_capacity_panic, Error};
 use crate::sleep::{sleep_on, Refuse, Sleep, Until};
 use crate::stats::Stats;
 use crate::timeout::Timeout;
@@ -186,8 +186,7 @@ impl Timer {
     #[track_caller]
     #[inline]
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        self.make_sleep(Until::After(duration), Refuse::Panic)
-            .unwrap_or_else(|err| capacity_panic(err))
+        or_capacity_panic(self.make_sleep(Until::After(duration), Refuse::Panic))
     }
 
     /// A future that completes at `deadline`, like
@@ -216,8 +215,7 @@ impl Timer {
     #[track_caller]
     #[inline]
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        self.make_sleep(Until::At(deadline), Refuse::Panic)
-            .unwrap_or_else(|err| capacity_panic(err))
+        or_capacity_panic(self.make_sleep(Until::At(deadline), Refuse::Panic))
     }
 
     /// Runs `future` with a time limit of `duration`, like

@@ -346,13 +346,15 @@ fn panic_location(f: impl FnOnce()) -> Option<(String, u32)> {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let recorded = CAUGHT.with(|caught| {
+            // `try_with`: a panic on a thread whose locals are being torn
+            // down must not panic again in here.
+            let recorded = CAUGHT.try_with(|caught| {
                 let mut caught = caught.borrow_mut();
                 caught.as_mut().map(|slot| {
                     *slot = info.location().map(|l| (l.file().to_owned(), l.line()));
                 })
             });
-            if recorded.is_none() {
+            if !matches!(recorded, Ok(Some(()))) {
                 previous(info);
             }
         }));
@@ -378,6 +380,26 @@ fn a_panic_outside_a_runtime_names_the_callers_line() {
     assert_eq!(until, here(line));
     let line = line!() + 1;
     let timeout = panic_location(|| drop(time::timeout(ms(10), async {})));
+    assert_eq!(timeout, here(line));
+}
+
+/// So does the panic at `max_pending`, the panicking forms' other refusal.
+#[test]
+fn a_panic_at_max_pending_names_the_callers_line() {
+    let _watchdog = common::Watchdog::start();
+    let here = |line| Some((file!().to_owned(), line));
+    let rt = common::paused_runtime();
+    let _guard = rt.enter();
+    let timer = Timer::builder().max_pending(1).build().unwrap();
+    let _held = timer.sleep(ms(10));
+    let line = line!() + 1;
+    let sleep = panic_location(|| drop(timer.sleep(ms(10))));
+    assert_eq!(sleep, here(line));
+    let line = line!() + 1;
+    let until = panic_location(|| drop(timer.sleep_until(Instant::now())));
+    assert_eq!(until, here(line));
+    let line = line!() + 1;
+    let timeout = panic_location(|| drop(timer.timeout(ms(10), async {})));
     assert_eq!(timeout, here(line));
 }
 

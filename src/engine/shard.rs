@@ -56,8 +56,8 @@ pub(crate) struct Shard {
     pub(crate) shared: Arc<Shared>,
     /// The wheel's processed mark ([`TimerWheel::elapsed`]), published by each
     /// advance before it wakes anyone: a woken sleep whose tick is at or
-    /// before it learns that it fired without taking the lock, and so does
-    /// its drop (see [`Shard::has_fired`]).
+    /// before it learns that it fired without taking the lock (see
+    /// [`Shard::has_fired`]).
     processed: sync::AtomicU64,
     /// The earliest tick this shard needs the driver to process (`u64::MAX`:
     /// none), lowered by registrations and set by advances, always under
