@@ -91,31 +91,19 @@ impl TimeSource {
 /// Whether type `$ty` has an inherent method `start_paused(&mut self, bool)
 /// -> &mut Self`, decided at compile time. A path `<$ty>::start_paused`
 /// resolves to an inherent method when there is one, and only otherwise to
-/// the method of a trait in scope; the fallback trait here returns a
-/// different type, and the type says which one was found.
+/// the method of a trait in scope; the fallback trait here returns `()`,
+/// which takes no space, and the inherent method a reference, which does:
+/// the size of the type returned says which one was found.
 macro_rules! has_inherent_start_paused {
     ($ty:ty) => {{
         // Unused whenever the inherent method exists.
         #[allow(dead_code)]
-        struct Absent;
-        #[allow(dead_code)]
         trait Fallback {
-            fn start_paused(&mut self, _: bool) -> Absent {
-                Absent
-            }
+            fn start_paused(&mut self, _: bool) {}
         }
         impl Fallback for $ty {}
-        trait Found {
-            const PRESENT: bool;
-        }
-        impl Found for Absent {
-            const PRESENT: bool = false;
-        }
-        impl Found for &'static mut $ty {
-            const PRESENT: bool = true;
-        }
-        fn found<F: Found>(_: fn(&'static mut $ty, bool) -> F) -> bool {
-            F::PRESENT
+        fn found<R>(_: fn(&'static mut $ty, bool) -> R) -> bool {
+            std::mem::size_of::<R>() > 0
         }
         found(<$ty>::start_paused)
     }};
