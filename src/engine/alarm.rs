@@ -131,10 +131,8 @@ impl Alarm {
         // is the least it can still fire for.
         // If even that is processed, left to the backstop: see the module
         // docs.
-        match boundary.checked_add(Duration::from_millis(1)) {
-            Some(later) => self.set(later).unwrap_or(Arming::Waiting),
-            None => Arming::Waiting,
-        }
+        let later = boundary.checked_add(Duration::from_millis(1));
+        later.and_then(|at| self.set(at)).unwrap_or(Arming::Waiting)
     }
 
     /// Sets the tokio sleep to `at` and polls it once with the hook: `None`

@@ -83,12 +83,8 @@ impl Inner {
                 tick_ns = config.tick_ns
             );
         }
-        let origin = grid.flatten().unwrap_or(now);
-        let shared = Arc::new(Shared::new(
-            Clock::new(origin, config.tick_ns),
-            source,
-            config.max_pending,
-        ));
+        let clock = Clock::new(grid.flatten().unwrap_or(now), config.tick_ns);
+        let shared = Arc::new(Shared::new(clock, source, config.max_pending));
         shared.look_for_pause();
         let count = config.shards.unwrap_or_else(|| default_shards(handle));
         let wheel = || TimerWheel::new(config.slots, config.tick_ns);

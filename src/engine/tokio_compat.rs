@@ -318,11 +318,10 @@ fn last_grid_point(mark: Instant, origin: Instant) -> Instant {
     let whole_ms = |ns: u128| Duration::from_millis((ns / MS_NS) as u64);
     match origin.checked_duration_since(mark) {
         Some(behind) => mark + whole_ms(behind.as_nanos()),
-        None => {
-            let ahead = (mark - origin).as_nanos();
-            mark.checked_sub(whole_ms(ahead + MS_NS - 1))
-                .unwrap_or(origin)
-        }
+        // `mark` ahead of `origin`: back by that distance, rounded up.
+        None => mark
+            .checked_sub(whole_ms((mark - origin).as_nanos() + MS_NS - 1))
+            .unwrap_or(origin),
     }
 }
 

@@ -92,9 +92,8 @@ impl Overflow {
     /// The head of `lap`'s list, or [`NIL`] if it has none.
     pub(crate) fn head(&self, lap: u64) -> u32 {
         if lap < self.base {
-            return NIL;
-        }
-        if self.in_window(lap) {
+            NIL
+        } else if self.in_window(lap) {
             self.near[Self::slot(lap)]
         } else {
             self.far.get(&lap).copied().unwrap_or(NIL)
