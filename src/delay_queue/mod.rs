@@ -53,7 +53,7 @@ pub use self::key::Key;
 use crate::engine::clock::Clock;
 use crate::engine::shared::Shared;
 use crate::engine::tick_div::TickDiv;
-use crate::engine::wheel::{Deadline, Placed, Slab, Wheel};
+use crate::engine::wheel::{Deadline, Placed, Slab, Wheel, UNLINKED};
 use crate::sleep::Sleep;
 use crate::timer::Timer;
 
@@ -470,7 +470,7 @@ impl<T> DelayQueue<T> {
 
     #[track_caller]
     fn insert_offset(&mut self, value: T, offset: i64, due: bool) -> Key {
-        let Ok(key) = self.wheel.slab.insert(value, Deadline::new(offset)) else {
+        let Ok(key) = self.wheel.slab.put(value, Deadline::new(offset), UNLINKED) else {
             panic!(
                 "tickwheel: a DelayQueue holds {} items, the most it can address",
                 self.len()

@@ -101,7 +101,7 @@ pub(crate) mod watchdog;
 use self::bitmap::Bitmap;
 use self::overflow::Overflow;
 use self::ring::Ring;
-pub(crate) use self::slab::{Deadline, Key, Slab, MAX_KEY};
+pub(crate) use self::slab::{Deadline, Key, Slab, MAX_KEY, UNLINKED};
 use self::slab::{Node, HEAD, NIL};
 pub(crate) use self::sleeps::{Advance, Insert, Reset, Tally, TimerWheel, WakerCheck};
 use crate::engine::tick_div::TickDiv;
@@ -203,7 +203,7 @@ pub(crate) struct Wheel<P> {
     /// Head of the list of nodes that can never come due.
     never: u32,
     /// Head of the list of timer nodes registered since the last advance,
-    /// not yet filed by tick (see [`Wheel::push_fresh`]); queues never use it.
+    /// not yet filed by tick (see [`Wheel::insert_fresh`]); queues never use it.
     fresh: u32,
     /// Head and tail of the list of nodes known to be due (queues only).
     due: u32,
@@ -422,11 +422,18 @@ impl<P> Wheel<P> {
     }
 
     /// Takes the node at `index` out of its list, in O(1).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn unlink(&mut self, index: u32) {
-        let node = self.slab.at(index);
-        let (prev, next) = (node.prev, node.next());
-        if node.is_due() && self.due_tail == index {
+        let n = self.slab.at(index);
+        self.unlink_links(index, n.prev, n.next(), n.is_due(), n.deadline.ns());
+    }
+
+    /// [`unlink`](Wheel::unlink) given the node's links and deadline: the
+    /// node is not read, so a caller that freed it already looks its slot
+    /// up once.
+    #[inline(always)]
+    pub(crate) fn unlink_links(&mut self, index: u32, prev: u32, next: u32, due: bool, ns: u64) {
+        if due && self.due_tail == index {
             self.due_tail = if prev < HEAD { prev } else { NIL };
         }
         if next != NIL {
@@ -447,14 +454,15 @@ impl<P> Wheel<P> {
             }
             // The lap from the list's low bits, not from the node's deadline,
             // which may have moved later.
-            Some(List::Overflow(low)) => self.overflow.set_head(self.lap_of(low, index), next),
+            Some(List::Overflow(low)) => self.overflow.set_head(self.lap_of(low, index, ns), next),
             Some(List::Due) => self.due = next,
             Some(List::Never) => self.never = next,
             Some(List::Fresh) => self.fresh = next,
         }
     }
 
-    /// Links the unlinked node at `index` into the `fresh` list, whose
+    /// Stores a node at the front of the `fresh` list, written with its
+    /// links in one go (or hands `payload` back, as [`Slab::insert`]). Its
     /// nodes wait unfiled until the next advance files them
     /// ([`TimerWheel::file_fresh`]). Pushing and unlinking there is a few writes
     /// to one head: a timer cancelled before the driver's next pass (most
@@ -463,8 +471,15 @@ impl<P> Wheel<P> {
     /// both lists), so it is never moved later in place
     /// ([`Wheel::extend`]) and its owner can tell it is unfiled.
     #[inline(always)]
-    pub(crate) fn push_fresh(&mut self, index: u32) {
-        push_front(&mut self.slab, &mut self.fresh, index, List::Fresh);
+    pub(crate) fn insert_fresh(&mut self, payload: P, deadline: Deadline) -> Result<Key, P> {
+        let head = self.fresh;
+        let links = Node::<P>::links(List::Fresh.name(), head, true);
+        let key = self.slab.put(payload, deadline, links)?;
+        self.fresh = key.index;
+        if head != NIL {
+            self.slab.at_mut(head).prev = key.index;
+        }
+        Ok(key)
     }
 
     /// Files every node of the unlinked list starting at `at` where its
@@ -528,10 +543,8 @@ impl<P> Wheel<P> {
     /// the same low bits, almost always the nearest (laps 2^30 apart are
     /// years apart on any usual wheel). A node moved later by more than a
     /// few such periods is found by a walk over the lists.
-    fn lap_of(&self, low: u32, index: u32) -> u64 {
-        let own = self
-            .geometry
-            .lap(self.tick_of(self.slab.at(index).deadline.ns()));
+    fn lap_of(&self, low: u32, index: u32, ns: u64) -> u64 {
+        let own = self.geometry.lap(self.tick_of(ns));
         let nearest = own - (own.wrapping_sub(u64::from(low)) & LAP_MASK);
         std::iter::successors(Some(nearest), |lap| lap.checked_sub(LAP_MASK + 1))
             .take(4)

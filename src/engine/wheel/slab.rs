@@ -46,6 +46,9 @@ pub(crate) const MAX_KEY: u32 = NIL;
 /// (`mod.rs` decides the names); indices are always below it.
 pub(crate) const HEAD: u32 = 1 << 31;
 
+/// The links of a node on no list, for [`Slab::put`].
+pub(crate) const UNLINKED: [u32; 2] = [NIL, NIL];
+
 /// A node's `link` keeps its successor's index below this bit and two flags
 /// above it.
 const FLAG_SHIFT: u32 = 30;
@@ -142,6 +145,12 @@ impl<P> Node<P> {
         debug_assert!(next <= NIL);
         self.prev = prev;
         self.link = (self.link & MARK) | if due { DUE } else { 0 } | next;
+    }
+
+    /// `[prev, link]` of a node linked after `prev` and before `next`, in
+    /// the `due` list or not, unmarked: see [`Node::set_links`].
+    pub(crate) fn links(prev: u32, next: u32, due: bool) -> [u32; 2] {
+        [prev, if due { DUE } else { 0 } | next]
     }
 
     /// Whether the node is in the wheel's `due` list (a queue's) or its
@@ -343,11 +352,13 @@ impl<P> Slab<P> {
         true
     }
 
-    /// Stores an unlinked node; hands the payload back if every index is in
-    /// use or retired (about a billion nodes), so a caller under a lock can
-    /// drop it (a waker: executor code) after releasing the lock.
-    #[inline]
-    pub(crate) fn insert(&mut self, payload: P, deadline: Deadline) -> Result<Key, P> {
+    /// Stores a node linked by `link` ([`UNLINKED`], or [`Node::links`] for a
+    /// node going to the front of a list: written once, not found again to
+    /// be linked); hands the payload back if every index is in use or
+    /// retired (about a billion nodes), so a caller under a lock can drop it
+    /// (a waker: executor code) after releasing the lock.
+    #[inline(always)]
+    pub(crate) fn put(&mut self, payload: P, deadline: Deadline, link: [u32; 2]) -> Result<Key, P> {
         if self.free == NIL && !self.grow() {
             return Err(payload);
         }
@@ -361,8 +372,8 @@ impl<P> Slab<P> {
         *slot = Slot::Occupied(Node {
             payload,
             deadline,
-            link: NIL,
-            prev: NIL,
+            prev: link[0],
+            link: link[1],
         });
         page.used += 1;
         self.free = next_free;
@@ -372,7 +383,7 @@ impl<P> Slab<P> {
     }
 
     /// The node behind `key`, or `None` if it was removed since.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, key: Key) -> Option<&Node<P>> {
         let (page, offset) = split(key.index);
         match self.pages.get(page)?.slot(offset)? {
@@ -437,7 +448,7 @@ impl<P> Slab<P> {
 
     /// Frees the occupied slot at `index` (already unlinked from its list)
     /// and returns its node and the key it had.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn remove(&mut self, index: u32) -> (Node<P>, Key) {
         let (page_index, offset) = split(index);
         let page = &mut self.pages[page_index];
@@ -607,6 +618,11 @@ impl<P> Slab<P> {
 
 #[cfg(test)]
 impl<P> Slab<P> {
+    /// Stores an unlinked node (see [`Slab::put`]).
+    pub(crate) fn insert(&mut self, payload: P, deadline: Deadline) -> Result<Key, P> {
+        self.put(payload, deadline, UNLINKED)
+    }
+
     /// A slab whose page indexes start at `generation` the first time they
     /// grow.
     pub(crate) fn with_first_generation(first_page: usize, generation: u32) -> Self {

@@ -5,7 +5,7 @@
 
 use std::task::Waker;
 
-use super::slab::{Slab, NIL, PAGE_LEN};
+use super::slab::{Slab, NIL, PAGE_LEN, UNLINKED};
 use super::{Deadline, Key, List, Wheel};
 use crate::engine::raw::prefetch;
 use crate::stats::LatenessHistogram;
@@ -207,16 +207,20 @@ impl TimerWheel {
         }
         let taken = waker.take().expect("insert is given a waker");
         let deadline = Deadline::from_ns(deadline_ns);
-        let inserted = self.wheel.slab.insert(taken, deadline);
+        // Unfiled until the driver's next pass: most timeouts are cancelled
+        // before it, and never touch a bucket.
+        let fresh = self.fresh < FRESH_MAX;
+        let inserted = if fresh {
+            self.wheel.insert_fresh(taken, deadline)
+        } else {
+            self.wheel.slab.put(taken, deadline, UNLINKED)
+        };
         // A refused waker goes back to the caller, which drops it after the lock.
         let Ok(key) = inserted.map_err(|taken| *waker = Some(taken)) else {
             return Insert::NoKeys;
         };
         self.counters.registered += 1;
-        if self.fresh < FRESH_MAX {
-            // Unfiled until the driver's next pass: most timeouts are
-            // cancelled before it, and never touch a bucket.
-            self.wheel.push_fresh(key.index);
+        if fresh {
             self.fresh += 1;
         } else {
             self.widen_if_big();
@@ -255,25 +259,25 @@ impl TimerWheel {
         }
     }
 
-    /// Frees the unlinked entry at `index`, counted as cancelled, and
-    /// returns its waker; a shard left with no entry releases its pages but
-    /// the first, and its chains but the first.
-    #[inline]
-    fn take(&mut self, index: u32) -> Waker {
-        self.counters.cancelled += 1;
-        let (node, _) = self.wheel.slab.remove(index);
-        release_if_empty(&mut self.wheel);
-        node.payload
-    }
-
     /// Unregisters `key`, returning its waker (to drop outside the lock), or
-    /// `None` if it already fired or was cancelled.
-    #[inline]
+    /// `None` if it already fired or was cancelled. Counted as cancelled; a
+    /// shard left with no entry releases its pages but the first, and its
+    /// chains but the first.
+    #[inline(always)]
     pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
-        // A timer's node carries the `due` flag while it is in the fresh list.
-        self.fresh -= u32::from(self.wheel.slab.get(key)?.is_due());
-        self.wheel.unlink(key.index);
-        Some(self.take(key.index))
+        // Freed first and unlinked by the links it had: one lookup of the
+        // slot, not one for each. A timer's node carries the `due` flag
+        // while it is in the fresh list.
+        self.wheel.slab.get(key)?;
+        let (node, _) = self.wheel.slab.remove(key.index);
+        let due = node.is_due();
+        let ns = node.deadline.ns();
+        self.wheel
+            .unlink_links(key.index, node.prev, node.next(), due, ns);
+        self.fresh -= u32::from(due);
+        self.counters.cancelled += 1;
+        release_if_empty(&mut self.wheel);
+        Some(node.payload)
     }
 
     /// Moves a registered entry to a new deadline, keeping its slot and waker.
@@ -297,11 +301,11 @@ impl TimerWheel {
             return Reset::InPlace;
         }
         let tick = wake_tick(&self.wheel, deadline_ns);
+        if tick <= self.wheel.elapsed {
+            return self.remove(key).map_or(Reset::Stale, Reset::Elapsed);
+        }
         self.wheel.unlink(key.index);
         self.fresh -= u32::from(fresh);
-        if tick <= self.wheel.elapsed {
-            return Reset::Elapsed(self.take(key.index));
-        }
         let node = self.wheel.slab.at_mut(key.index);
         node.deadline = deadline;
         node.set_mark(unchecked);
