@@ -88,12 +88,15 @@ impl TimeSource {
     }
 }
 
-/// Whether type `$ty` has an inherent method `start_paused(&mut self, bool)
-/// -> &mut Self`, decided at compile time. A path `<$ty>::start_paused`
-/// resolves to an inherent method when there is one, and only otherwise to
-/// the method of a trait in scope; the fallback trait here returns `()`,
-/// which takes no space, and the inherent method a reference, which does:
-/// the size of the type returned says which one was found.
+/// Whether type `$ty` has an inherent method `start_paused(&mut self, bool)`
+/// returning a type that takes space (tokio's returns `&mut Self`), decided
+/// at compile time. A path `<$ty>::start_paused` resolves to an inherent
+/// method when there is one, and only otherwise to the method of a trait in
+/// scope; the fallback trait here returns `()`, which takes no space: the
+/// size of the type returned says which one was found. A change of the
+/// inherent method's parameters fails to compile; a return type that takes
+/// no space would read as absent, which the test
+/// `the_test_util_probe_sees_the_inherent_method` catches.
 macro_rules! has_inherent_start_paused {
     ($ty:ty) => {{
         // Unused whenever the inherent method exists.

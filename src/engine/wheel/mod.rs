@@ -462,7 +462,7 @@ impl<P> Wheel<P> {
     }
 
     /// Stores a node at the front of the `fresh` list, written with its
-    /// links in one go (or hands `payload` back, as [`Slab::insert`]). Its
+    /// links in one go (or hands `payload` back, as [`Slab::put`]). Its
     /// nodes wait unfiled until the next advance files them
     /// ([`TimerWheel::file_fresh`]). Pushing and unlinking there is a few writes
     /// to one head: a timer cancelled before the driver's next pass (most
@@ -542,7 +542,8 @@ impl<P> Wheel<P> {
     /// the list of its deadline's lap; otherwise a list of an earlier lap with
     /// the same low bits, almost always the nearest (laps 2^30 apart are
     /// years apart on any usual wheel). A node moved later by more than a
-    /// few such periods is found by a walk over the lists.
+    /// few such periods is found by a walk over the lists. `ns` is the
+    /// node's deadline (read before a caller freed it).
     fn lap_of(&self, low: u32, index: u32, ns: u64) -> u64 {
         let own = self.geometry.lap(self.tick_of(ns));
         let nearest = own - (own.wrapping_sub(u64::from(low)) & LAP_MASK);

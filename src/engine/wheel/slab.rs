@@ -277,7 +277,7 @@ pub(crate) struct Slab<P> {
     free: u32,
     /// Slots on the free list. A `u32` (indices are), not a `usize` beside
     /// `len`: two adjacent `usize` counters get one 16-byte vector update in
-    /// `insert`, which waits on `remove`'s two 8-byte updates of the same
+    /// `put` (`insert` then), which waits on `remove`'s two 8-byte updates of the same
     /// bytes (a failed store-to-load forward, the hottest instruction of
     /// `insert` in a profile of W2: BENCHMARKS.md, the thirteenth stop).
     free_len: u32,
@@ -446,8 +446,9 @@ impl<P> Slab<P> {
         Key { index, generation }
     }
 
-    /// Frees the occupied slot at `index` (already unlinked from its list)
-    /// and returns its node and the key it had.
+    /// Frees the occupied slot at `index` and returns its node and the key
+    /// it had. The node is unlinked from its list before, or after by the
+    /// links it returns ([`Wheel::unlink_links`](super::Wheel::unlink_links)).
     #[inline(always)]
     pub(crate) fn remove(&mut self, index: u32) -> (Node<P>, Key) {
         let (page_index, offset) = split(index);

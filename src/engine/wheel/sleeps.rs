@@ -265,9 +265,10 @@ impl TimerWheel {
     /// chains but the first.
     #[inline(always)]
     pub(crate) fn remove(&mut self, key: Key) -> Option<Waker> {
-        // Freed first and unlinked by the links it had: one lookup of the
-        // slot, not one for each. A timer's node carries the `due` flag
-        // while it is in the fresh list.
+        // Checked and freed with nothing written between, so the walk to the
+        // slot is shared, then unlinked by the links it had (before, each
+        // step walked to the slot again). A timer's node carries the `due`
+        // flag while it is in the fresh list.
         self.wheel.slab.get(key)?;
         let (node, _) = self.wheel.slab.remove(key.index);
         let due = node.is_due();
