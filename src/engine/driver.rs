@@ -100,7 +100,7 @@
 //! calling the hook back (a lost wake-up, a waker queued and never run, a
 //! registration thread descheduled while it holds the pass lock). So the
 //! task keeps a tokio sleep of its own, the [`Backstop`], for the boundary
-//! of the earliest `due` plus [`backstop_slack`] (two ticks, at least
+//! of the earliest `due` plus [`backstop_slack`](super::backstop::backstop_slack) (two ticks, at least
 //! 2 ms). When it fires and that tick is still due, the hook has failed:
 //! the task runs the pass itself (counted in `Stats::backstop_passes`).
 //! Only the task moves it: while the hook keeps the wheel moving, the

@@ -193,7 +193,7 @@ impl<S> Layer<S> for TimeoutLayer {
 /// An HTTP service whose requests are answered with a timeout status (408
 /// by default) if the inner service takes longer than a timeout, like
 /// tower-http's `Timeout`; each request's deadline is a
-/// [`Sleep`](crate::Sleep) on the wheel, made when the request is called.
+/// [`Sleep`] on the wheel, made when the request is called.
 /// (Feature `http`.)
 ///
 /// Its error type is the inner service's: a timeout is a response, not an

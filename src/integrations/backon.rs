@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::sleep::Sleep;
 use crate::timer::Timer;
 
-/// Lets [backon](::backon) sleep between retries on this timer's wheel instead
+/// Lets [backon] sleep between retries on this timer's wheel instead
 /// of `tokio::time`: pass a clone of the timer to `Retry::sleep`. (Feature
 /// `backon`.)
 ///
