@@ -142,14 +142,16 @@ impl<P> Node<P> {
     /// the mark.
     #[inline]
     pub(crate) fn set_links(&mut self, prev: u32, next: u32, due: bool) {
-        debug_assert!(next <= NIL);
+        let [prev, link] = Self::links(prev, next, due);
         self.prev = prev;
-        self.link = (self.link & MARK) | if due { DUE } else { 0 } | next;
+        self.link = (self.link & MARK) | link;
     }
 
     /// `[prev, link]` of a node linked after `prev` and before `next`, in
     /// the `due` list or not, unmarked: see [`Node::set_links`].
+    #[inline]
     pub(crate) fn links(prev: u32, next: u32, due: bool) -> [u32; 2] {
+        debug_assert!(next <= NIL);
         [prev, if due { DUE } else { 0 } | next]
     }
 
