@@ -1364,8 +1364,7 @@ mod tests {
             let at = with([(1000.0, a, 1900.0), (1000.0, b, 2100.0)], [0.0; 2]);
             let v = verdict(&at, &name);
             assert_eq!(v.met, Some(true), "{name}: {}", v.detail);
-            // Each repetition against its own floor: 400 and 400 against 900
-            // and 900.
+            // Each repetition against its own floor: 400, 400 against 900, 900.
             let own = with(
                 [(1000.0, 1400.0, 1900.0), (1200.0, 1600.0, 2100.0)],
                 [0.0; 2],
@@ -1374,8 +1373,7 @@ mod tests {
             let dear_at = if spawned { 1510.0 } else { 1760.0 };
             let dear = with([(1000.0, dear_at, 2000.0); 2], [0.0; 2]);
             assert_eq!(met(&dear, &name), Some(false), "{name}");
-            // An early sleep counts where the shape checks it (spawned by a
-            // task); the other shapes read no clock in their tasks.
+            // An early sleep counts in the spawned shape; the others read no clock.
             let early = with([(1000.0, 1100.0, 2000.0); 2], [0.0, 1.0]);
             assert_eq!(met(&early, &name), Some(!spawned), "{name}");
         }

@@ -286,21 +286,11 @@ fn machine() -> String {
     )
 }
 
-/// What this host charges for the two things a timer operation does most
-/// besides its own instructions: ns per `Instant::now()`, std's and
-/// tokio's (this crate builds tokio without `test-util`, so it is std's
-/// clock behind tokio's wrapper), and ns per `Arc` clone and drop, two
-/// uncontended atomic read-modify-writes. The last moves the ratios most
-/// between hosts: tokio's timer operations lean on read-modify-writes more
-/// than tickwheel's (BENCHMARKS.md, the tenth stop: 15.5 ns on one host,
-/// 3.9 on another).
-struct HostCosts {
-    std_now_ns: f64,
-    tokio_now_ns: f64,
-    arc_ns: f64,
-}
-
-fn host_costs() -> HostCosts {
+/// ns per `Instant::now()` (std's, and tokio's: std's clock behind tokio's
+/// wrapper, as this crate builds tokio without `test-util`) and per `Arc`
+/// clone and drop (two uncontended read-modify-writes, which tokio's timer
+/// leans on more than tickwheel's: BENCHMARKS.md, the tenth stop).
+fn host_costs() -> [f64; 3] {
     const N: u32 = 2_000_000;
     let time = |f: &dyn Fn()| {
         let start = Instant::now();
@@ -310,17 +300,11 @@ fn host_costs() -> HostCosts {
         start.elapsed().as_nanos() as f64 / f64::from(N)
     };
     let shared = std::sync::Arc::new(0u64);
-    HostCosts {
-        std_now_ns: time(&|| {
-            black_box(Instant::now());
-        }),
-        tokio_now_ns: time(&|| {
-            black_box(tokio::time::Instant::now());
-        }),
-        arc_ns: time(&|| {
-            drop(black_box(std::sync::Arc::clone(&shared)));
-        }),
-    }
+    [
+        time(&|| _ = black_box(Instant::now())),
+        time(&|| _ = black_box(tokio::time::Instant::now())),
+        time(&|| drop(black_box(std::sync::Arc::clone(&shared)))),
+    ]
 }
 
 /// Runs `work` for `sys`: the one place that knows which file holds which
@@ -419,11 +403,7 @@ fn parent(options: &Options) -> ExitCode {
         }
     };
 
-    let HostCosts {
-        std_now_ns,
-        tokio_now_ns,
-        arc_ns,
-    } = host_costs();
+    let [std_now_ns, tokio_now_ns, arc_ns] = host_costs();
     let machine = machine();
     let started = Instant::now();
     // The second build is as long as the first when not up to date: not
