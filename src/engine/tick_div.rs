@@ -10,14 +10,22 @@
 //! theorem 4.2): with `l = ceil(log2 d)` and `m = ceil(2^(63 + l) / d)`,
 //! `floor(x / d) == (x * m) >> (63 + l)` for every `x < 2^63`, and `m` fits
 //! in 64 bits. Larger `x` (never a deadline: they are nanoseconds since the
-//! origin, below `i64::MAX`) take the plain division.
+//! origin, below `i64::MAX`) take the plain division, as does every `x` of a
+//! 1 ns tick (`l = 0`). Every other tick has `63 + l >= 64`, so the product's
+//! high word is shifted by `l - 1`: one multiplication and one shift (a
+//! 128-bit shift by a run-time amount is a double-word shift, another shift
+//! and a select, on the path of every registration).
 
 /// A tick length in nanoseconds, with its reciprocal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TickDiv {
     ns: u64,
     magic: u64,
+    /// How far the high 64 bits of `x * magic` shift right: `63 + l - 64`.
     shift: u32,
+    /// The largest `x` the multiplication serves (`2^63 - 1`; 0 for a
+    /// 1 ns tick, whose `63 + l` is below 64: it divides by 1).
+    fast_max: u64,
 }
 
 impl TickDiv {
@@ -31,7 +39,8 @@ impl TickDiv {
         TickDiv {
             ns,
             magic: u64::try_from(magic).expect("the reciprocal fits in 64 bits"),
-            shift,
+            shift: shift.saturating_sub(64),
+            fast_max: if l == 0 { 0 } else { (1 << 63) - 1 },
         }
     }
 
@@ -43,10 +52,12 @@ impl TickDiv {
     /// `floor(x / ns)`: the last tick boundary at or before `x`.
     #[inline]
     pub(crate) fn floor(self, x: u64) -> u64 {
-        if x >> 63 != 0 {
+        if x > self.fast_max {
             return x / self.ns;
         }
-        ((u128::from(x) * u128::from(self.magic)) >> self.shift) as u64
+        // The high word, then a shift of under 64 bits: a 128-bit shift by
+        // a run-time amount costs a double-word shift and a select.
+        (((u128::from(x) * u128::from(self.magic)) >> 64) as u64) >> self.shift
     }
 
     /// `ceil(x / ns)`: the first tick boundary at or after `x`.
