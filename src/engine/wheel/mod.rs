@@ -472,13 +472,9 @@ impl<P> Wheel<P> {
     /// ([`Wheel::extend`]) and its owner can tell it is unfiled.
     #[inline(always)]
     pub(crate) fn insert_fresh(&mut self, payload: P, deadline: Deadline) -> Result<Key, P> {
-        let head = self.fresh;
-        let links = Node::<P>::links(List::Fresh.name(), head, true);
+        let links = Node::<P>::links(List::Fresh.name(), self.fresh, true);
         let key = self.slab.put(payload, deadline, links)?;
-        self.fresh = key.index;
-        if head != NIL {
-            self.slab.at_mut(head).prev = key.index;
-        }
+        become_head(&mut self.slab, &mut self.fresh, key.index);
         Ok(key)
     }
 
@@ -588,10 +584,19 @@ impl<P> Wheel<P> {
 /// whose head is `*head`, and makes it the head.
 #[inline(always)]
 fn push_front<P>(slab: &mut Slab<P>, head: &mut u32, index: u32, list: List) {
-    let head = std::mem::replace(head, index);
     let flagged = matches!(list, List::Due | List::Fresh);
-    slab.at_mut(index).set_links(list.name(), head, flagged);
-    if head != NIL {
-        slab.at_mut(head).prev = index;
+    let old = become_head(slab, head, index);
+    slab.at_mut(index).set_links(list.name(), old, flagged);
+}
+
+/// Makes `index` the list's head in `*head`, before the old head (which it
+/// returns), whose `prev` now points back at it; `index`'s own links are
+/// the caller's to write.
+#[inline(always)]
+fn become_head<P>(slab: &mut Slab<P>, head: &mut u32, index: u32) -> u32 {
+    let old = std::mem::replace(head, index);
+    if old != NIL {
+        slab.at_mut(old).prev = index;
     }
+    old
 }
