@@ -425,14 +425,14 @@ impl<P> Wheel<P> {
     #[inline(always)]
     pub(crate) fn unlink(&mut self, index: u32) {
         let n = self.slab.at(index);
-        self.unlink_links(index, n.prev, n.next(), n.is_due(), n.deadline.ns());
+        self.unlink_links(index, n.prev, n.next(), n.is_due(), n.deadline);
     }
 
     /// [`unlink`](Wheel::unlink) given the node's links and deadline: the
     /// node is not read, so a caller that freed it already looks its slot
-    /// up once.
+    /// up once. The deadline is converted only for an overflow head.
     #[inline(always)]
-    pub(crate) fn unlink_links(&mut self, index: u32, prev: u32, next: u32, due: bool, ns: u64) {
+    fn unlink_links(&mut self, index: u32, prev: u32, next: u32, due: bool, at: Deadline) {
         if due && self.due_tail == index {
             self.due_tail = if prev < HEAD { prev } else { NIL };
         }
@@ -454,7 +454,7 @@ impl<P> Wheel<P> {
             }
             // The lap from the list's low bits, not from the node's deadline,
             // which may have moved later.
-            Some(List::Overflow(low)) => self.overflow.set_head(self.lap_of(low, index, ns), next),
+            Some(List::Overflow(low)) => self.overflow.set_head(self.lap_of(low, index, at), next),
             Some(List::Due) => self.due = next,
             Some(List::Never) => self.never = next,
             Some(List::Fresh) => self.fresh = next,
@@ -538,10 +538,10 @@ impl<P> Wheel<P> {
     /// the list of its deadline's lap; otherwise a list of an earlier lap with
     /// the same low bits, almost always the nearest (laps 2^30 apart are
     /// years apart on any usual wheel). A node moved later by more than a
-    /// few such periods is found by a walk over the lists. `ns` is the
+    /// few such periods is found by a walk over the lists. `at` is the
     /// node's deadline (read before a caller freed it).
-    fn lap_of(&self, low: u32, index: u32, ns: u64) -> u64 {
-        let own = self.geometry.lap(self.tick_of(ns));
+    fn lap_of(&self, low: u32, index: u32, at: Deadline) -> u64 {
+        let own = self.geometry.lap(self.tick_of(at.ns()));
         let nearest = own - (own.wrapping_sub(u64::from(low)) & LAP_MASK);
         std::iter::successors(Some(nearest), |lap| lap.checked_sub(LAP_MASK + 1))
             .take(4)

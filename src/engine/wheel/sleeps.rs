@@ -272,9 +272,8 @@ impl TimerWheel {
         self.wheel.slab.get(key)?;
         let (node, _) = self.wheel.slab.remove(key.index);
         let due = node.is_due();
-        let ns = node.deadline.ns();
         self.wheel
-            .unlink_links(key.index, node.prev, node.next(), due, ns);
+            .unlink_links(key.index, node.prev, node.next(), due, node.deadline);
         self.fresh -= u32::from(due);
         self.counters.cancelled += 1;
         release_if_empty(&mut self.wheel);
