@@ -25,7 +25,7 @@
 //!   cancellation, shows up in profiles: tickwheel shards its wheel so threads
 //!   do not share a lock;
 //! - memory per timer matters: a [`Sleep`] is 24 bytes and a registered timer
-//!   adds a 36-byte entry (tokio's `Sleep` alone is over 100 bytes);
+//!   adds a 32-byte entry (tokio's `Sleep` alone is over 100 bytes);
 //! - you want a bound on how many timers can exist ([`Builder::max_pending`]),
 //!   a report of what the timer holds ([`Timer::stats`]), and a way to stop
 //!   everything at once ([`Timer::shutdown`]).
@@ -136,13 +136,16 @@
 //!   and cancelled pays two fewer. A thread that finds it taken (by the
 //!   driver's pass) spins, yields, then sleeps in steps of 10 µs to 1 ms,
 //!   looking again after each, until it is free.
-//! - **Entries.** A registered timer is a 36-byte entry in its shard's slab
+//! - **Entries.** A registered timer is a 32-byte entry in its shard's slab
 //!   (fixed pages, reused through a free list), linked into its bucket by
-//!   index. A `Sleep` holds its entry's key and generation; dropping it unlinks
-//!   the entry in O(1) and frees the slot at once. Once a shard holds 32K
+//!   index. A `Sleep` holds its entry's index, and the slot is the sleep's
+//!   until the sleep lets go: dropping it unlinks the entry in O(1) and frees
+//!   the slot at once, and a fired entry's slot waits for the poll that
+//!   completes the sleep (so no key outlives its slot, and no generation is
+//!   kept to tell a stale one). Once a shard holds 32K
 //!   entries, each of its buckets is four lists, and firing a bucket walks
 //!   them side by side, loading each list's next entry ahead: with a
-//!   million entries spread over a 36 MB slab, one list made each entry's
+//!   million entries spread over a 32 MB slab, one list made each entry's
 //!   cache miss wait for the one before it.
 //! - **Lazy registration.** A `Sleep` enters the wheel on its first poll, so a
 //!   timeout whose future is ready at once never touches it.

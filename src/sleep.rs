@@ -2,10 +2,11 @@
 //!
 //! A `Sleep` owns at most one wheel entry. It registers lazily on its first
 //! poll, updates the entry's waker when a different task polls it, and
-//! unregisters in O(1) when dropped. All of its state is plain fields (no
-//! pinned or self-referential parts), so it is `Unpin`, and it is 24 bytes:
-//! its shard, its deadline as nanoseconds from the timer's origin, and the
-//! key of its entry.
+//! unregisters in O(1) when dropped; the entry's slot is its own until then,
+//! even after it fired (the poll that completes it, or its drop, frees it).
+//! All of its state is plain fields (no pinned or self-referential parts),
+//! so it is `Unpin`, and it is 24 bytes: its shard, its deadline as
+//! nanoseconds from the timer's origin, and the index of its entry's slot.
 //!
 //! [`sleep_on`] makes one, for every way in (a `Timer` handle, the runtime's
 //! default timer, the integrations): the deadline as an [`Until`], and what
@@ -107,9 +108,10 @@ pub struct Sleep {
     shard: Arc<Shard>,
     /// Nanoseconds from the timer's origin (negative: before it was built).
     deadline: i64,
-    /// A slab key while registered, else one of the state constants above.
+    /// Its entry's slab index while registered (a timer's keys carry no
+    /// generation: the slot is this sleep's until it frees it), else one of
+    /// the state constants above.
     key: u32,
-    generation: u32,
 }
 
 /// A new sleep on `shard`, the calling thread's shard of its timer.
@@ -163,7 +165,6 @@ impl Sleep {
             shard,
             deadline,
             key: UNCHECKED,
-            generation: 0,
         };
         sleep.set_state(State::Unregistered { checked });
         sleep
@@ -185,7 +186,7 @@ impl Sleep {
             REFUSED => State::Refused,
             index => State::Registered(Key {
                 index,
-                generation: self.generation,
+                generation: 0,
             }),
         }
     }
@@ -197,8 +198,7 @@ impl Sleep {
             State::Done => DONE,
             State::Refused => REFUSED,
             State::Registered(key) => {
-                debug_assert!(key.index < MAX_KEY);
-                self.generation = key.generation;
+                debug_assert!(key.index < MAX_KEY && key.generation == 0);
                 key.index
             }
         };
@@ -206,14 +206,6 @@ impl Sleep {
 
     fn clock(&self) -> &Clock {
         &self.shard.shared.clock
-    }
-
-    /// Whether the driver has fired this registered sleep's entry, learnt
-    /// without the shard's lock (see [`Shard::has_fired`]); `false` when it
-    /// cannot tell.
-    fn has_fired(&self) -> bool {
-        let tick = self.clock().tick_of(Clock::wheel_ns(self.deadline));
-        self.shard.has_fired(tick)
     }
 
     /// The instant at which this sleep completes.
@@ -259,7 +251,7 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         match self.state() {
             State::Done | State::Refused => true,
-            State::Registered(key) => self.has_fired() || !self.shard.is_live(key),
+            State::Registered(key) => !self.shard.is_live(key),
             State::Unregistered { .. } => false,
         }
     }
@@ -441,11 +433,6 @@ impl Sleep {
                 Poll::Ready(true)
             }
             State::Unregistered { checked } => self.register(checked, cx.waker()).map(|()| false),
-            State::Registered(_) if self.has_fired() => {
-                // The driver fired it (the common wake-up): no lock.
-                self.set_state(State::Done);
-                Poll::Ready(true)
-            }
             State::Registered(key) => {
                 let shared = &self.shard.shared;
                 let deadline = self.deadline;
@@ -539,13 +526,10 @@ impl Drop for Sleep {
         // code, and if that panics the unit must not leak.
         self.shard.shared.release();
         if let State::Registered(key) = self.state() {
-            // No `has_fired` check first: a registered sleep is dropped
-            // before it fires (a timeout whose future won) far more often
-            // than after (a sleep that fired and was never polled again,
-            // whose cancel finds its key gone), and the check's tick
-            // arithmetic cost that common drop more than the lock it spares
-            // the rare one. The returned waker (if any) is kept, after the
-            // lock, for this thread's next registration of the same task.
+            // The lock is taken even if the entry fired (a sleep that fired
+            // and was never polled again): its slot is this sleep's to free.
+            // The returned waker (if any) is kept, after the lock, for this
+            // thread's next registration of the same task.
             if let Some(waker) = self.shard.cancel(key) {
                 crate::engine::spare::keep(waker);
             }
@@ -592,12 +576,13 @@ mod tests {
             State::Refused,
             State::Registered(Key {
                 index: 7,
-                generation: 9,
+                generation: 0,
             }),
-            // The lowest and highest keys a slab hands out.
+            // The lowest and highest keys a timer's slab hands out (with no
+            // generation).
             State::Registered(Key {
                 index: MAX_KEY - 1,
-                generation: u32::MAX,
+                generation: 0,
             }),
             State::Registered(Key {
                 index: 0,

@@ -28,7 +28,7 @@ use crate::engine::context;
 use crate::engine::raw::monotonic;
 use crate::engine::tick_div::TickDiv;
 use crate::engine::trace::debug;
-use crate::engine::wheel::{deadline_tick, SATURATED};
+use crate::engine::wheel::SATURATED;
 
 /// Where a timer reads the time: always its driver's runtime's clock, never
 /// the ambient one, so a sleep made or reset from another runtime (whose test
@@ -189,14 +189,6 @@ impl Clock {
         offset.max(0) as u64
     }
 
-    /// The tick whose boundary is the first at or after `ns` (since the
-    /// origin), or for a saturated deadline the one after the last the
-    /// clock reaches: the tick the wheel files a deadline of `ns` under
-    /// (see [`deadline_tick`]).
-    pub(crate) fn tick_of(&self, ns: u64) -> u64 {
-        deadline_tick(self.tick, ns)
-    }
-
     /// Whether a deadline has passed by the clock reading `now` (both
     /// offsets from the origin), for the paths that compare a deadline
     /// with the clock instead of waiting for the wheel: never for one the
@@ -290,6 +282,7 @@ fn far_future(origin: Instant) -> Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::wheel::deadline_tick;
 
     fn clock() -> Clock {
         Clock::new(Instant::now(), 10_000_000)
@@ -429,9 +422,10 @@ mod tests {
             assert!(!c.passed(reach + 1, max), "tick {tick_ns}");
             assert!(!c.passed(max, max), "tick {tick_ns}");
             assert!(c.passed(i64::MIN, i64::MIN) && c.passed(-5, 0));
-            assert_eq!(c.tick_of(SATURATED), last_tick + 1, "tick {tick_ns}");
-            assert_eq!(c.tick_of(reach as u64), c.tick.ceil(reach as u64));
-            assert!(c.tick_of(reach as u64) <= last_tick);
+            let tick_of = |ns| deadline_tick(c.tick, ns);
+            assert_eq!(tick_of(SATURATED), last_tick + 1, "tick {tick_ns}");
+            assert_eq!(tick_of(reach as u64), c.tick.ceil(reach as u64));
+            assert!(tick_of(reach as u64) <= last_tick);
         }
     }
 

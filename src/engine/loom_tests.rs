@@ -204,6 +204,8 @@ fn loom_cancel_racing_firing_wakes_at_most_once() {
         let cancelled = canceller.join().unwrap();
         assert_eq!(wakes(&count), usize::from(!cancelled));
         assert_eq!(shard.pending(), 0);
+        // A cancel after the fire frees the slot the fire left to it.
+        assert_eq!(shard.slots_in_use(), 0, "the slot leaked");
     });
 }
 
@@ -230,10 +232,13 @@ fn loom_reset_racing_firing_moves_or_finds_it_fired() {
                 // In place: its list still comes due at tick 1.
                 assert_eq!(wakes(&count), 0);
                 assert!(shard.is_live(key));
+                assert_eq!(shard.slots_in_use(), 1);
             }
             Reset::Stale => {
                 assert_eq!(wakes(&count), 1);
                 assert!(!shard.is_live(key));
+                // The sleep registers again: the fired slot was freed.
+                assert_eq!(shard.slots_in_use(), 0, "the slot leaked");
             }
             Reset::Moved { tick } => panic!("a later deadline moved to tick {tick}, not in place"),
             Reset::Elapsed(_) => panic!("tick 10 is not due at tick 1"),
@@ -493,6 +498,7 @@ fn loom_fresh_drop_racing_the_fire_wakes_or_cancels() {
         let cancelled = dropper.join().unwrap();
         assert_eq!(wakes(&count), usize::from(!cancelled));
         assert_eq!(shard.pending(), 0);
+        assert_eq!(shard.slots_in_use(), 0, "the slot leaked");
     });
 }
 
@@ -522,6 +528,15 @@ fn loom_waker_change_racing_firing_wakes_the_latest() {
             assert_eq!(wakes(&new), 1, "the update came first: the new waker fires");
         } else {
             assert_eq!(wakes(&old), 1, "already fired: the old waker fired");
+        }
+        // A poll that found it fired freed its slot; after an update, the
+        // slot waits for the sleep's next call.
+        assert_eq!(shard.slots_in_use(), usize::from(updated));
+        if updated {
+            let no_reset = || unreachable!("no reset: the poll reads no clock");
+            let (_, waker) = counter();
+            assert_eq!(shard.poll_registered(key, &waker, no_reset), Polled::Fired);
+            assert_eq!(shard.slots_in_use(), 0, "the slot leaked");
         }
     });
 }
@@ -762,29 +777,6 @@ fn loom_a_pass_requested_from_inside_a_pass_runs_after_it() {
             passes > asked_at.expect("a pass ran"),
             "the request from inside the pass was lost"
         );
-    });
-}
-
-/// A sleep that learns it fired from the shard's published mark, without
-/// the lock, while the driver fires it: whenever the mark says its tick was
-/// processed, its entry is gone (fired, its slot free), so skipping the
-/// lock on the poll that completes it loses nothing.
-#[test]
-fn loom_the_processed_mark_is_published_after_the_firing() {
-    model(|| {
-        let shard = shard(None);
-        let (count, waker) = counter();
-        let key = register(&shard, 1, &waker);
-        let s2 = shard.clone();
-        let driver = loom::thread::spawn(move || {
-            driver_pass(&s2, 1);
-        });
-        if shard.has_fired(1) {
-            assert!(!shard.is_live(key), "marked processed while still live");
-        }
-        driver.join().unwrap();
-        assert!(shard.has_fired(1));
-        assert_eq!(wakes(&count), 1);
     });
 }
 

@@ -54,11 +54,6 @@ pub(crate) struct Shard {
     /// it, so only a wheel's own debug assertion can panic there.
     wheel: WheelLock<TimerWheel>,
     pub(crate) shared: Arc<Shared>,
-    /// The wheel's processed mark ([`TimerWheel::elapsed`]), published by each
-    /// advance before it wakes anyone: a woken sleep whose tick is at or
-    /// before it learns that it fired without taking the lock (see
-    /// [`Shard::has_fired`]).
-    processed: sync::AtomicU64,
     /// The earliest tick this shard needs the driver to process (`u64::MAX`:
     /// none), lowered by registrations and set by advances, always under
     /// the lock; read without it by the driver's scan, which skips a shard
@@ -69,7 +64,6 @@ pub(crate) struct Shard {
 impl Shard {
     pub(crate) fn new(wheel: TimerWheel, shared: Arc<Shared>) -> Self {
         Shard {
-            processed: sync::AtomicU64::new(wheel.elapsed()),
             due: sync::AtomicU64::new(u64::MAX),
             wheel: WheelLock::new(wheel),
             shared,
@@ -196,13 +190,11 @@ impl Shard {
         }
     }
 
-    /// Whether an entry filed under `tick` has fired, read without the lock:
-    /// `true` once the driver has processed that tick, which it does only
-    /// after firing every entry in it (and an insert or reset into a
-    /// processed tick completes at once instead). `false` says nothing:
-    /// the lock knows.
+    /// Whether the wheel has processed `tick` (so fired every entry in it):
+    /// the loom models tell a race's order by it.
+    #[cfg(all(test, tickwheel_loom))]
     pub(crate) fn has_fired(&self, tick: u64) -> bool {
-        tick <= self.processed.load(Ordering::Acquire)
+        tick <= self.wheel.lock().elapsed()
     }
 
     pub(crate) fn is_live(&self, key: Key) -> bool {
@@ -232,8 +224,6 @@ impl Shard {
                     Advance::Idle => Some(u64::MAX),
                     Advance::BatchFull => None, // not done: due now
                 };
-                // Before the wakes below: a woken task reads it.
-                self.processed.store(wheel.elapsed(), Ordering::Release);
                 self.due.store(next.unwrap_or(0), Ordering::Relaxed);
                 next
             };
@@ -257,6 +247,13 @@ impl Shard {
     /// The number of entries registered now.
     pub(crate) fn pending(&self) -> usize {
         self.wheel.lock().pending()
+    }
+
+    /// Slots in use: the pending entries, and the fired ones whose sleeps
+    /// have not freed them yet.
+    #[cfg(all(test, tickwheel_loom))]
+    pub(crate) fn slots_in_use(&self) -> usize {
+        self.wheel.lock().slots_in_use()
     }
 
     /// Adds this shard's counters, entry storage and lateness to `tally`.

@@ -153,7 +153,9 @@ impl Stats {
         Stats {
             live: inner.live(),
             max_pending: inner.shared.max_pending(),
-            pending: tally.pending,
+            // Every registration ends fired or cancelled (a shutdown counts
+            // what it drains as cancelled).
+            pending: (tally.registered - tally.fired - tally.cancelled) as usize,
             registered: tally.registered,
             fired: tally.fired,
             cancelled: tally.cancelled,

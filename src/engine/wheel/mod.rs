@@ -57,7 +57,7 @@
 //! is filed into the one its slab index picks, until the wheel next empties
 //! (`set_chains` again). A list walk waits for each
 //! node's cache miss before it learns the next node's index; with 1M
-//! pending timers spread over a 36 MB slab, that wait was half of the CPU
+//! pending timers spread over a 32 MB slab, that wait was half of the CPU
 //! a fire took (W3). Firing takes one node from each chain in turn, hinting
 //! each chain's next node as it goes, so four misses are in flight at a
 //! time. A queue keeps one list per bucket (it takes one node at a time).
@@ -101,7 +101,7 @@ pub(crate) mod watchdog;
 use self::bitmap::Bitmap;
 use self::overflow::Overflow;
 use self::ring::Ring;
-pub(crate) use self::slab::{Deadline, Key, Slab, MAX_KEY, UNLINKED};
+pub(crate) use self::slab::{Deadline, Key, Slab, MAX_KEY, OWNED, UNLINKED};
 use self::slab::{Node, HEAD, NIL};
 pub(crate) use self::sleeps::{Advance, Insert, Reset, Tally, TimerWheel, WakerCheck};
 use crate::engine::tick_div::TickDiv;
@@ -149,6 +149,9 @@ const OVERFLOW_BIT: u32 = 1 << 30;
 const NEVER: u32 = HEAD | (OVERFLOW_BIT - 1);
 const DUE: u32 = HEAD | (OVERFLOW_BIT - 2);
 const FRESH: u32 = HEAD | (OVERFLOW_BIT - 3);
+/// The `prev` of a timer's node that fired and keeps its slot until its
+/// sleep frees it (`sleeps.rs`): it is on no list and is never unlinked.
+const FIRED: u32 = HEAD | (OVERFLOW_BIT - 4);
 const LAP_MASK: u64 = OVERFLOW_BIT as u64 - 1;
 
 /// A list, as named by its head's `prev`.
@@ -189,10 +192,10 @@ impl List {
     }
 }
 
-pub(crate) struct Wheel<P> {
+pub(crate) struct Wheel<P, const G: usize = 2> {
     /// The nodes; a queue inserts and removes them here itself, around
     /// linking and unlinking them.
-    pub(crate) slab: Slab<P>,
+    pub(crate) slab: Slab<P, G>,
     /// Head of each bucket of the current and the next lap; allocated by
     /// the first link into it (see [`Wheel::file`]): until then the bitmap
     /// says every bucket is empty, so nothing reads it.
@@ -226,11 +229,11 @@ pub(crate) struct Wheel<P> {
     last_ns: u64,
 }
 
-impl<P> Wheel<P> {
+impl<P, const G: usize> Wheel<P, G> {
     /// A wheel of `slots` ticks per revolution (a power of two), each
     /// `tick_ns` long, with every tick up to `elapsed` processed, over
     /// `slab`.
-    pub(crate) fn new(slab: Slab<P>, slots: usize, tick_ns: u64, elapsed: u64) -> Self {
+    pub(crate) fn new(slab: Slab<P, G>, slots: usize, tick_ns: u64, elapsed: u64) -> Self {
         // `TickDiv::new` checks that `tick_ns` is not zero (dividing by it
         // below panics first), `Ring::new` that `slots` is a power of two.
         let geometry = Ring::new(slots);
@@ -288,8 +291,8 @@ impl<P> Wheel<P> {
     }
 
     /// Empties every list and the slab (keeping its pages, not the ring),
-    /// handing every payload to `take`.
-    pub(crate) fn clear(&mut self, take: impl FnMut(P)) {
+    /// handing every node to `take`.
+    pub(crate) fn clear(&mut self, take: impl FnMut(Node<P>)) {
         self.slab.clear(take);
         self.rebuild(self.slots(), self.tick.ns(), self.elapsed);
     }
@@ -433,6 +436,7 @@ impl<P> Wheel<P> {
     /// up once. The deadline is converted only for an overflow head.
     #[inline(always)]
     fn unlink_links(&mut self, index: u32, prev: u32, next: u32, due: bool, at: Deadline) {
+        debug_assert_ne!(prev, FIRED, "unlinking fired node {index}");
         if due && self.due_tail == index {
             self.due_tail = if prev < HEAD { prev } else { NIL };
         }
@@ -583,7 +587,7 @@ impl<P> Wheel<P> {
 /// Puts the unlinked node at `index` at the front of the list `list`
 /// whose head is `*head`, and makes it the head.
 #[inline(always)]
-fn push_front<P>(slab: &mut Slab<P>, head: &mut u32, index: u32, list: List) {
+fn push_front<P, const G: usize>(slab: &mut Slab<P, G>, head: &mut u32, index: u32, list: List) {
     let flagged = matches!(list, List::Due | List::Fresh);
     let old = become_head(slab, head, index);
     slab.at_mut(index).set_links(list.name(), old, flagged);
@@ -593,7 +597,7 @@ fn push_front<P>(slab: &mut Slab<P>, head: &mut u32, index: u32, list: List) {
 /// returns), whose `prev` now points back at it; `index`'s own links are
 /// the caller's to write.
 #[inline(always)]
-fn become_head<P>(slab: &mut Slab<P>, head: &mut u32, index: u32) -> u32 {
+fn become_head<P, const G: usize>(slab: &mut Slab<P, G>, head: &mut u32, index: u32) -> u32 {
     let old = std::mem::replace(head, index);
     if old != NIL {
         slab.at_mut(old).prev = index;

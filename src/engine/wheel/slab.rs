@@ -6,15 +6,21 @@
 //! `DelayQueue`), its deadline and two links. A free slot reuses the same
 //! bytes: the deadline is never zero, which gives the slot enum its tag for
 //! free, so a slot is the node's size (24 bytes for a `u64` value, 32 for a
-//! waker). Generations live beside the slots, 4 bytes each, so they survive
-//! the node's removal: slots come in pairs followed by their two
-//! generations, so checking a key and reading its node is one place in
-//! memory.
+//! waker).
 //!
 //! Keys stand in for pointers: lists link nodes by index, and a `Sleep` or a
-//! queue's `Key` remembers `(index, generation)`. When a node is removed its
-//! slot's generation is bumped, so a stale key can never read or unlink the
-//! slot's next occupant.
+//! queue's `Key` remembers its slot's index. What else a slot keeps depends
+//! on whether a key can be used after its node is gone:
+//! - a queue's `Key` is the user's, who may pass it back after the item came
+//!   out: each slot has a generation beside it, 4 bytes, bumped when its node
+//!   is removed, so a stale key can never read or unlink the slot's next
+//!   occupant. Generations survive the node's removal: slots come in pairs
+//!   followed by their two generations, so checking a key and reading its
+//!   node is one place in memory;
+//! - a timer's key is held by one `Sleep`, and only that sleep frees the slot
+//!   (even a fired entry's slot waits for it: `sleeps.rs`), so no stale key
+//!   exists and the slot keeps nothing beside it ([`OWNED`]): 32 bytes per
+//!   pending sleep instead of 36. Its keys are all `(index, 0)`.
 //!
 //! Growth never copies a full page: the first page starts at its owner's
 //! size ([`Slab::new`]: a queue's at 8 slots, doubling up to [`PAGE_LEN`],
@@ -182,6 +188,11 @@ impl<P> Node<P> {
     }
 }
 
+/// The generations a slab of keys that are never used after their node is
+/// freed keeps per pair of slots (its type's `G`; 2, one per slot, by
+/// default).
+pub(crate) const OWNED: usize = 0;
+
 /// A stable handle to a slot: valid until its node is removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Key {
@@ -198,22 +209,23 @@ enum Slot<P> {
 
 /// Two slots and their generations side by side, so a slot and its
 /// generation share a cache line (or sit in adjacent ones): a key check is
-/// one memory access, not two, at the same 4 bytes a slot.
-struct Pair<P> {
+/// one memory access, not two, at the same 4 bytes a slot (none with
+/// [`OWNED`]).
+struct Pair<P, const G: usize = 2> {
     slots: [Slot<P>; 2],
-    generations: [u32; 2],
+    generations: [u32; G],
 }
 
-struct Page<P> {
+struct Page<P, const G: usize = 2> {
     /// Empty while the page is released.
-    pairs: Vec<Pair<P>>,
+    pairs: Vec<Pair<P, G>>,
     /// Occupied slots.
     used: u32,
     /// The generation every slot starts at when the page is (re)grown.
     floor: u32,
 }
 
-impl<P> Page<P> {
+impl<P, const G: usize> Page<P, G> {
     fn released(floor: u32) -> Self {
         Page {
             pairs: Vec::new(),
@@ -263,18 +275,21 @@ impl<P> Page<P> {
     #[inline]
     fn slot(&self, offset: usize) -> Option<(&Slot<P>, u32)> {
         let pair = self.pairs.get(offset / 2)?;
-        Some((&pair.slots[offset % 2], pair.generations[offset % 2]))
+        Some((
+            &pair.slots[offset % 2],
+            pair.generations.get(offset % 2).map_or(0, |g| *g),
+        ))
     }
 
     #[inline]
-    fn slot_mut(&mut self, offset: usize) -> (&mut Slot<P>, &mut u32) {
+    fn slot_mut(&mut self, offset: usize) -> (&mut Slot<P>, Option<&mut u32>) {
         let (pair, side) = (&mut self.pairs[offset / 2], offset % 2);
-        (&mut pair.slots[side], &mut pair.generations[side])
+        (&mut pair.slots[side], pair.generations.get_mut(side))
     }
 }
 
-pub(crate) struct Slab<P> {
-    pages: Vec<Page<P>>,
+pub(crate) struct Slab<P, const G: usize = 2> {
+    pages: Vec<Page<P, G>>,
     /// Head of the free list.
     free: u32,
     /// Slots on the free list. A `u32` (indices are), not a `usize` beside
@@ -295,7 +310,7 @@ pub(crate) struct Slab<P> {
     first_generation: u32,
 }
 
-impl<P> Slab<P> {
+impl<P, const G: usize> Slab<P, G> {
     /// An empty slab whose first page starts at `first_page` slots (an even
     /// number up to [`PAGE_LEN`]) and doubles up to a full page.
     pub(crate) fn new(first_page: usize) -> Self {
@@ -328,7 +343,7 @@ impl<P> Slab<P> {
     pub(crate) fn allocated_bytes(&self) -> usize {
         self.pages
             .iter()
-            .map(|page| page.pairs.capacity() * std::mem::size_of::<Pair<P>>())
+            .map(|page| page.pairs.capacity() * std::mem::size_of::<Pair<P, G>>())
             .sum()
     }
 
@@ -367,7 +382,8 @@ impl<P> Slab<P> {
         let index = self.free;
         let (page, offset) = split(index);
         let page = &mut self.pages[page];
-        let (slot, &mut generation) = page.slot_mut(offset);
+        let (slot, generation) = page.slot_mut(offset);
+        let generation = generation.map_or(0, |g| *g);
         let Slot::Vacant(next_free) = *slot else {
             unreachable!("slot {index} is on the free list while occupied");
         };
@@ -399,8 +415,9 @@ impl<P> Slab<P> {
     pub(crate) fn get_mut(&mut self, key: Key) -> Option<&mut Node<P>> {
         let (page, offset) = split(key.index);
         let pair = self.pages.get_mut(page)?.pairs.get_mut(offset / 2)?;
+        let generation = pair.generations.get(offset % 2).copied().unwrap_or(0);
         match &mut pair.slots[offset % 2] {
-            Slot::Occupied(node) if pair.generations[offset % 2] == key.generation => Some(node),
+            Slot::Occupied(node) if generation == key.generation => Some(node),
             _ => None,
         }
     }
@@ -421,7 +438,8 @@ impl<P> Slab<P> {
     pub(crate) fn prefetch(&self, index: u32) {
         let (page, offset) = split(index);
         // The slot itself, not its pair: an odd slot starts 32 bytes into
-        // its 72-byte pair, often on the next cache line. Taking the
+        // its pair (64 bytes for a timer, 72 for a queue of wakers), often
+        // on the next cache line. Taking the
         // references reads only the page's vector, not the slot.
         let pair = self
             .pages
@@ -456,7 +474,7 @@ impl<P> Slab<P> {
         let (page_index, offset) = split(index);
         let page = &mut self.pages[page_index];
         let (slot, current) = page.slot_mut(offset);
-        let generation = *current;
+        let generation = current.as_deref().map_or(0, |g| *g);
         let retire = generation == u32::MAX;
         let next_free = if retire { NIL } else { self.free };
         let Slot::Occupied(node) = std::mem::replace(slot, Slot::Vacant(next_free)) else {
@@ -464,7 +482,7 @@ impl<P> Slab<P> {
         };
         if !retire {
             // The next key from this slot can never equal the one just used.
-            *current += 1;
+            current.into_iter().for_each(|g| *g += 1);
             self.free = index;
             self.free_len += 1;
         }
@@ -484,25 +502,20 @@ impl<P> Slab<P> {
         }
     }
 
-    /// Removes every node, handing its payload to `take`, and keeps the
-    /// pages (as `Vec::clear` keeps its buffer). Every key handed out so far
-    /// becomes stale.
-    pub(crate) fn clear(&mut self, mut take: impl FnMut(P)) {
-        for page in &mut self.pages {
-            for pair in &mut page.pairs {
-                for (slot, generation) in pair.slots.iter_mut().zip(&mut pair.generations) {
-                    // A vacant slot's link is rewritten by the rebuild below.
-                    if let Slot::Occupied(node) = std::mem::replace(slot, Slot::Vacant(NIL)) {
-                        take(node.payload);
-                        // A slot at the last generation stays there, retired
-                        // by the rebuild below.
-                        *generation = generation.saturating_add(1);
-                    }
+    /// Removes every node, handing it to `take`, and keeps the pages (as
+    /// `Vec::clear` keeps its buffer). Every key handed out so far becomes
+    /// stale (an [`OWNED`] slab's holders must never use theirs again: a
+    /// timer's clears only at its shutdown).
+    pub(crate) fn clear(&mut self, mut take: impl FnMut(Node<P>)) {
+        for page in 0..self.pages.len() {
+            for offset in 0..self.pages[page].slots() {
+                if let Some((Slot::Occupied(_), _)) = self.pages[page].slot(offset) {
+                    // Its generation moves on as any removal's does.
+                    take(self.remove(((page << PAGE_SHIFT) + offset) as u32).0);
                 }
             }
-            page.used = 0;
         }
-        self.len = 0;
+        // Lowest first again, as after growth.
         self.rebuild_free_list();
     }
 
@@ -552,7 +565,7 @@ impl<P> Slab<P> {
                     let index = base + (2 * pair_index + side) as u32;
                     // A slot at the last generation is retired.
                     if let Slot::Vacant(next_free) = &mut pair.slots[side] {
-                        if pair.generations[side] != u32::MAX {
+                        if pair.generations.get(side) != Some(&u32::MAX) {
                             *next_free = std::mem::replace(&mut self.free, index);
                             self.free_len += 1;
                         }
@@ -605,7 +618,7 @@ impl<P> Slab<P> {
         page.pairs.reserve_exact((len - old) / 2);
         page.pairs.extend((old..len).step_by(2).map(|offset| Pair {
             slots: [vacant(offset), vacant(offset + 1)],
-            generations: [floor; 2],
+            generations: [floor; G],
         }));
         // The last new slot continues the free list as it was.
         page.pairs[len / 2 - 1].slots[1] = Slot::Vacant(self.free);
@@ -620,7 +633,7 @@ impl<P> Slab<P> {
 }
 
 #[cfg(test)]
-impl<P> Slab<P> {
+impl<P, const G: usize> Slab<P, G> {
     /// Stores an unlinked node (see [`Slab::put`]).
     pub(crate) fn insert(&mut self, payload: P, deadline: Deadline) -> Result<Key, P> {
         self.put(payload, deadline, UNLINKED)
@@ -649,11 +662,20 @@ impl<P> Slab<P> {
         self.free_len = 0;
     }
 
+    /// Pages holding memory.
+    pub(crate) fn allocated_pages(&self) -> usize {
+        self.allocated
+    }
+}
+
+#[cfg(test)]
+impl<P> Slab<P> {
     /// Moves the vacant slot at `index` on to `generation`, as if it had
     /// been reused that many times.
     pub(crate) fn set_generation(&mut self, index: u32, generation: u32) {
         let (page, offset) = split(index);
         let (slot, current) = self.pages[page].slot_mut(offset);
+        let current = current.expect("a slab with generations");
         assert!(
             matches!(slot, Slot::Vacant { .. }),
             "slot {index} is occupied"
@@ -663,11 +685,6 @@ impl<P> Slab<P> {
             "moving a generation back would revive old keys"
         );
         *current = generation;
-    }
-
-    /// Pages holding memory.
-    pub(crate) fn allocated_pages(&self) -> usize {
-        self.allocated
     }
 }
 
@@ -726,19 +743,45 @@ mod tests {
     }
 
     /// A queue's node with a `u64` value is 24 bytes and its generation 4
-    /// more; a timer's node (a waker) 32 and 4: both within their budgets
-    /// (28 bytes per queue item, 64 per pending sleep).
+    /// more (28 bytes per queue item); a timer's node (a waker) 32, with no
+    /// generation ([`OWNED`]): with its 24-byte `Sleep`, 56 bytes per
+    /// pending sleep.
     #[test]
-    fn a_slot_and_its_generation_take_28_bytes_with_a_u64_and_36_with_a_waker() {
+    fn a_slot_takes_28_bytes_with_a_u64_and_its_generation_and_32_with_a_timer_waker() {
         assert_eq!(std::mem::size_of::<Slot<u64>>(), 24);
         assert_eq!(std::mem::size_of::<Pair<u64>>(), 2 * 28);
         assert_eq!(std::mem::size_of::<Slot<()>>(), 16);
         assert_eq!(std::mem::size_of::<Slot<Waker>>(), 32);
         assert_eq!(std::mem::size_of::<Pair<Waker>>(), 2 * 36);
-        // With its `Sleep`, a pending sleep costs 60 bytes.
+        assert_eq!(std::mem::size_of::<Pair<Waker, OWNED>>(), 2 * 32);
         let per_sleep =
-            std::mem::size_of::<crate::Sleep>() + std::mem::size_of::<Pair<Waker>>() / 2;
-        assert!(per_sleep <= 64, "{per_sleep} bytes per pending sleep");
+            std::mem::size_of::<crate::Sleep>() + std::mem::size_of::<Pair<Waker, OWNED>>() / 2;
+        assert_eq!(per_sleep, 56, "bytes per pending sleep");
+    }
+
+    /// With [`OWNED`] keys every key is `(index, 0)`, a freed slot is
+    /// handed out again at once (its holder let go of the key), and pages
+    /// are released and grown as with generations.
+    #[test]
+    fn owned_keys_carry_no_generation_and_reuse_their_slot_at_once() {
+        let mut slab: Slab<Waker, OWNED> = Slab::new(PAGE_LEN);
+        let keys: Vec<Key> = (0..=PAGE_LEN as u64)
+            .map(|i| slab.insert(waker(), Deadline::from_ns(i)).unwrap())
+            .collect();
+        assert!(keys.iter().all(|key| key.generation == 0));
+        assert_eq!(slab.allocated_pages(), 2);
+        let last = keys[PAGE_LEN];
+        slab.remove(last.index);
+        assert!(slab.get(last).is_none(), "a freed slot reads as free");
+        let again = slab.insert(waker(), Deadline::from_ns(7)).unwrap();
+        assert_eq!(again, last, "the slot comes back with the same key");
+        assert_eq!(slab.get(again).unwrap().deadline.ns(), 7);
+        for key in keys {
+            slab.remove(key.index);
+        }
+        slab.release_if_empty();
+        assert_eq!((slab.len(), slab.allocated_pages()), (0, 1));
+        assert_eq!(slab.allocated_bytes(), PAGE_LEN * 32);
     }
 
     #[test]
