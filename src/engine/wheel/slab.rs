@@ -188,9 +188,9 @@ impl<P> Node<P> {
     }
 }
 
-/// The generations a slab of keys that are never used after their node is
-/// freed keeps per pair of slots (its type's `G`; 2, one per slot, by
-/// default).
+/// A slab's `G` (its generations per pair of slots) when no key is used
+/// after its slot is freed, as a timer's: none. The default, 2, gives each
+/// slot one.
 pub(crate) const OWNED: usize = 0;
 
 /// A stable handle to a slot: valid until its node is removed.
