@@ -251,8 +251,8 @@ fn loom_reset_racing_firing_moves_or_finds_it_fired() {
 /// files it fires exactly once, at its tick, whichever came first. An
 /// entry due at tick 1 makes the pass at tick 1 lock the shard and file its
 /// fresh list (without it the scan skips the shard, and only one order is
-/// ever explored); the registrant's reads of the processed mark tell which
-/// order each execution took, and the model checks both were explored.
+/// ever explored); the registrant's reads of the wheel's processed tick
+/// (`Shard::has_fired`, under the lock) tell which order each execution took, and the model checks both were explored.
 /// With the pass reading the fresh list under one hold of the lock and
 /// filing it under another, the older version (no entry at tick 1) still
 /// passed; this one fails ("the pass at tick 2 did not fire it").
@@ -401,8 +401,8 @@ fn loom_two_registrations_on_one_shard_keep_the_earliest_due() {
 /// no later pass wakes anyone or waits for it. An entry due at tick 1 makes
 /// the pass at tick 1 lock the shard and file the tick-5 entry into its
 /// bucket (without it the scan skips the shard: one execution, always a
-/// cancel from the fresh list); the canceller's reads of the processed mark
-/// tell which order each execution took, and the model checks both were
+/// cancel from the fresh list); the canceller's reads of the wheel's
+/// processed tick tell which order each execution took, and the model checks both were
 /// explored. With a cancel that frees a filed entry without unlinking it
 /// from its bucket, the older version still passed; this one fails (the
 /// pass at tick 5 walks into the freed slot: "slot 1 is linked while
