@@ -467,7 +467,7 @@ fn wait_for(flags: &[Arc<Flag>], what: &str) {
 ///
 /// Everything runs on this thread, so every sleep lands in its shard.
 #[test]
-#[ignore = "real time and a 2-worker runtime; run in release: see the file's docs"]
+#[ignore = "real time on a 1-worker runtime; run in release: see the file's docs"]
 fn fired_sleeps_keep_their_slots_and_never_reach_a_newer_one() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
